@@ -1,0 +1,50 @@
+/**
+ * The one text analyzer for lexical search. Stores persist the postings it
+ * produces and evaluate BM25 with the constants below, so every store ranks
+ * the same data identically.
+ */
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** English function words that carry no retrieval signal. */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being ' +
+    'below between both but by can could did do does doing down during each few for from further ' +
+    'had has have having he her here hers herself him himself his how i if in into is it its itself ' +
+    'just me more most my myself no nor not now of off on once only or other our ours ourselves out ' +
+    'over own same she should so some such than that the their theirs them themselves then there ' +
+    'these they this those through to too under until up very was we were what when where which ' +
+    'while who whom why will with would you your yours yourself yourselves'
+  ).split(' '),
+);
+
+const SPLIT = /[^\p{L}\p{N}]+/u;
+
+/** Lowercased, NFKC-normalized terms of `text` in order, stop words removed. */
+export function analyze(text: string): string[] {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(SPLIT)
+    .filter((term) => term.length > 0 && !STOP_WORDS.has(term));
+}
+
+export interface TermFrequency {
+  term: string;
+  tf: number;
+}
+
+/** Term frequencies of `text` (in first-occurrence order) and its length in terms. */
+export function termFrequencies(text: string): { terms: TermFrequency[]; length: number } {
+  const terms = analyze(text);
+  const counts = new Map<string, number>();
+  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+  return { terms: [...counts].map(([term, tf]) => ({ term, tf })), length: terms.length };
+}
+
+/** Distinct query terms, in first-occurrence order. */
+export function queryTerms(text: string): string[] {
+  return [...new Set(analyze(text))];
+}

@@ -1,0 +1,159 @@
+import type { MemoryStore } from '../ports/memory-store.js';
+import { type AuditEvent, type AuditHead, auditEventHash, GENESIS_HASH } from './audit-event.js';
+
+export type AuditProblemKind =
+  | 'hash_mismatch'
+  | 'broken_link'
+  | 'seq_gap'
+  | 'head_mismatch'
+  | 'missing_head'
+  | 'truncated';
+
+export interface AuditProblem {
+  kind: AuditProblemKind;
+  chain: string;
+  /** The seq at which the chain first goes wrong. */
+  seq: number;
+  /** The id of the offending event, when there is one. */
+  eventId: string | null;
+  message: string;
+}
+
+export interface AuditVerification {
+  ok: boolean;
+  /** Events read. */
+  events: number;
+  /** Chains seen. */
+  chains: number;
+  /** The first problem of each bad chain, ordered by chain. */
+  problems: AuditProblem[];
+  /** The verified head of every chain: keep them to detect a truncated tail later. */
+  heads: AuditHead[];
+}
+
+export interface VerifyAuditOptions {
+  /**
+   * Heads the application kept from an earlier verification or write. A chain
+   * that no longer reaches one of them (missing, shorter, or different at that
+   * seq) is reported as `truncated`.
+   */
+  knownHeads?: readonly AuditHead[];
+  /** Events per store read (default 1000). */
+  pageSize?: number;
+}
+
+/** Reads every event once, in chain order, and checks hashes, links, positions and heads. */
+export async function verifyAudit(
+  store: MemoryStore,
+  options: VerifyAuditOptions = {},
+): Promise<AuditVerification> {
+  const pageSize = options.pageSize ?? 1000;
+  const recordedHeads = new Map((await store.auditHeads()).map((head) => [head.chain, head]));
+  const known = new Map((options.knownHeads ?? []).map((head) => [head.chain, head]));
+  const problems = new Map<string, AuditProblem>();
+  const verifiedHeads = new Map<string, AuditHead>();
+  // For each chain: the hash at each known-head seq we passed, to compare later.
+  const seenAtKnownSeq = new Map<string, string>();
+  let events = 0;
+
+  const report = (problem: AuditProblem) => {
+    if (!problems.has(problem.chain)) problems.set(problem.chain, problem);
+  };
+
+  let previous: AuditEvent | null = null;
+  let after: { chain: string; seq: number } | undefined;
+  for (;;) {
+    const page = await store.readAudit(after === undefined ? { limit: pageSize } : { after, limit: pageSize });
+    for (const event of page) {
+      events += 1;
+      const sameChain = previous !== null && previous.chain === event.chain;
+      const expectedSeq = sameChain ? (previous as AuditEvent).seq + 1 : 1;
+      const expectedPrev = sameChain ? (previous as AuditEvent).hash : GENESIS_HASH;
+      if (!problems.has(event.chain)) {
+        const { hash, ...unsigned } = event;
+        if (event.seq !== expectedSeq) {
+          report({
+            kind: 'seq_gap',
+            chain: event.chain,
+            seq: expectedSeq,
+            eventId: event.id,
+            message: `chain ${event.chain}: expected seq ${expectedSeq}, found ${event.seq}`,
+          });
+        } else if (auditEventHash(unsigned) !== hash) {
+          report({
+            kind: 'hash_mismatch',
+            chain: event.chain,
+            seq: event.seq,
+            eventId: event.id,
+            message: `chain ${event.chain}: event ${event.seq} does not match its hash`,
+          });
+        } else if (event.prevHash !== expectedPrev) {
+          report({
+            kind: 'broken_link',
+            chain: event.chain,
+            seq: event.seq,
+            eventId: event.id,
+            message: `chain ${event.chain}: event ${event.seq} is not chained to the event before it`,
+          });
+        } else {
+          verifiedHeads.set(event.chain, { chain: event.chain, seq: event.seq, hash: event.hash });
+          const knownHead = known.get(event.chain);
+          if (knownHead !== undefined && knownHead.seq === event.seq) {
+            seenAtKnownSeq.set(event.chain, event.hash);
+          }
+        }
+      }
+      previous = event;
+    }
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) break;
+    after = { chain: last.chain, seq: last.seq };
+  }
+
+  const chains = new Set([...verifiedHeads.keys(), ...problems.keys(), ...recordedHeads.keys()]);
+  for (const chain of chains) {
+    if (problems.has(chain)) continue;
+    const head = verifiedHeads.get(chain);
+    const recorded = recordedHeads.get(chain);
+    if (recorded === undefined) {
+      report({
+        kind: 'missing_head',
+        chain,
+        seq: head?.seq ?? 0,
+        eventId: null,
+        message: `chain ${chain} has events but no recorded head`,
+      });
+    } else if (head === undefined || head.seq !== recorded.seq || head.hash !== recorded.hash) {
+      report({
+        kind: 'head_mismatch',
+        chain,
+        seq: Math.min(head?.seq ?? 0, recorded.seq) + 1,
+        eventId: null,
+        message: `chain ${chain}: recorded head is seq ${recorded.seq}, the events end at seq ${head?.seq ?? 0}`,
+      });
+    }
+  }
+  for (const knownHead of known.values()) {
+    if (problems.has(knownHead.chain)) continue;
+    if (seenAtKnownSeq.get(knownHead.chain) !== knownHead.hash) {
+      const head = verifiedHeads.get(knownHead.chain);
+      report({
+        kind: 'truncated',
+        chain: knownHead.chain,
+        seq: Math.min(head?.seq ?? 0, knownHead.seq) + 1,
+        eventId: null,
+        message: `chain ${knownHead.chain} no longer reaches the known head at seq ${knownHead.seq}`,
+      });
+    }
+  }
+
+  const sortedProblems = [...problems.values()].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0));
+  const allChains = new Set([...chains, ...known.keys()]);
+  return {
+    ok: sortedProblems.length === 0,
+    events,
+    chains: allChains.size,
+    problems: sortedProblems,
+    heads: [...verifiedHeads.values()].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0)),
+  };
+}

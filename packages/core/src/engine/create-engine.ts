@@ -1,0 +1,101 @@
+import { type AuditVerification, type VerifyAuditOptions, verifyAudit } from '../audit/verify-audit.js';
+import { createUuidV7Generator, noopEmbedder, systemClock } from '../defaults.js';
+import { invalidInput } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { Embedder } from '../ports/embedder.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { MemoryStore } from '../ports/memory-store.js';
+import { DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
+import type { EngineContext } from './engine-context.js';
+import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
+import { MemoryHandle } from './memory-handle.js';
+
+export interface EngineOptions {
+  /** Where records live. The engine does not own it until `engine.init()` / `engine.close()` are used. */
+  store: MemoryStore;
+  /** Default: the no-op embedder (lexical recall only). */
+  embedder?: Embedder;
+  /** Default: the system clock. */
+  clock?: Clock;
+  /** Default: UUIDv7. */
+  ids?: IdGenerator;
+  /** Turns the experience tier on (see @mnemo/experience). Default false. */
+  experienceMemory?: boolean;
+  /** Audit recalls and plan replays too (and count accesses). Default true. */
+  readAuditing?: boolean;
+  /** Size limits on input. */
+  limits?: Partial<Limits>;
+  /** Weights of the hybrid lanes. Default lexical 1, semantic 1, recency 0.25. */
+  laneWeights?: Partial<LaneWeights>;
+}
+
+export interface Engine {
+  readonly store: MemoryStore;
+  readonly embedder: Embedder;
+  /** Whether the experience tier is on. */
+  readonly experienceMemory: boolean;
+  /** Whether recalls are audited. */
+  readonly readAuditing: boolean;
+  /** Initializes the store (migrations). */
+  init(): Promise<void>;
+  /** Closes the store. Idempotent. */
+  close(): Promise<void>;
+  /**
+   * A handle acting as `agentId` (of `orgId`, if given). Authenticate the agent
+   * in your application before calling this: the handle is the identity.
+   * Throws `INVALID_INPUT` for an id outside `[A-Za-z0-9._-]{1,256}`.
+   */
+  as(agentId: string, options?: { orgId?: string }): MemoryHandle;
+  /** Verifies every audit chain; see `VerifyAuditOptions`. */
+  verifyAudit(options?: VerifyAuditOptions): Promise<AuditVerification>;
+  /** The same engine (same store and ports) with some options changed. */
+  with(options: { experienceMemory?: boolean; readAuditing?: boolean }): Engine;
+}
+
+/** Creates an engine from injected ports. Does no I/O. */
+export function createEngine(options: EngineOptions): Engine {
+  if (typeof options !== 'object' || options === null || typeof options.store !== 'object') {
+    throw invalidInput('options.store', 'a MemoryStore is required');
+  }
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  for (const [key, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1) throw invalidInput(`options.limits.${key}`, 'must be a positive integer');
+  }
+  const laneWeights = { ...DEFAULT_LANE_WEIGHTS, ...options.laneWeights };
+  for (const [key, value] of Object.entries(laneWeights)) {
+    if (!Number.isFinite(value) || value < 0) throw invalidInput(`options.laneWeights.${key}`, 'must be a number ≥ 0');
+  }
+  return engineFrom({
+    store: options.store,
+    embedder: options.embedder ?? noopEmbedder,
+    clock: options.clock ?? systemClock,
+    ids: options.ids ?? createUuidV7Generator(),
+    limits,
+    laneWeights,
+    experienceMemory: options.experienceMemory ?? false,
+    readAuditing: options.readAuditing ?? true,
+  });
+}
+
+function engineFrom(context: EngineContext): Engine {
+  return {
+    store: context.store,
+    embedder: context.embedder,
+    experienceMemory: context.experienceMemory,
+    readAuditing: context.readAuditing,
+    init: () => context.store.init(),
+    close: () => context.store.close(),
+    as: (agentId, asOptions) =>
+      new MemoryHandle(context, {
+        agentId: validateId('agentId', agentId),
+        orgId: asOptions?.orgId === undefined ? null : validateId('orgId', asOptions.orgId),
+      }),
+    verifyAudit: (verifyOptions) => verifyAudit(context.store, verifyOptions),
+    with: (changes) =>
+      engineFrom({
+        ...context,
+        experienceMemory: changes.experienceMemory ?? context.experienceMemory,
+        readAuditing: changes.readAuditing ?? context.readAuditing,
+      }),
+  };
+}

@@ -1,0 +1,18 @@
+import type { LaneWeights } from './fusion.js';
+import type { Clock } from '../ports/clock.js';
+import type { Embedder } from '../ports/embedder.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { MemoryStore } from '../ports/memory-store.js';
+import type { Limits } from '../validation.js';
+
+/** Everything an engine's handles share. Internal: not exported from the package. */
+export interface EngineContext {
+  readonly store: MemoryStore;
+  readonly embedder: Embedder;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly limits: Limits;
+  readonly laneWeights: LaneWeights;
+  readonly experienceMemory: boolean;
+  readonly readAuditing: boolean;
+}

@@ -1,0 +1,452 @@
+import { queryTerms, termFrequencies } from '../analyzer.js';
+import { chainEvent } from '../audit/audit-event.js';
+import { sha256Hex } from '../canonical.js';
+import { invalidInput, MnemoError } from '../errors.js';
+import { contentHash, dedupKey, principalKey } from '../hashing.js';
+import type {
+  RecordFilters,
+  ScoredRecord,
+  StoreTx,
+  Visibility,
+  VisibleRecord,
+} from '../ports/memory-store.js';
+import {
+  type JsonObject,
+  type MemoryRecord,
+  type MemoryType,
+  type Permission,
+  type Principal,
+  permissionLevel,
+  type Scope,
+} from '../records.js';
+import {
+  checkKeys,
+  validateArray,
+  validateContent,
+  validateDate,
+  validateFilters,
+  validateId,
+  validateLabel,
+  validateLimit,
+  validateMemoryType,
+  validateMetadata,
+  validatePermission,
+  validateScope,
+  validateTags,
+  validateUnitInterval,
+} from '../validation.js';
+import { embedTexts } from './embed.js';
+import type { EngineContext } from './engine-context.js';
+import { fuseLanes, type Lane, type LaneScore, recencyLane } from './fusion.js';
+
+export interface RememberInput {
+  /** Non-blank text, at most `limits.maxContentBytes` UTF-8 bytes. */
+  content: string;
+  /** Default `episodic`. */
+  memoryType?: MemoryType;
+  /** Default `private`. */
+  scope?: Scope;
+  /** 0..1, default 0.5. */
+  importance?: number;
+  tags?: readonly string[];
+  metadata?: JsonObject;
+  threadId?: string;
+  sourceType?: string;
+  /** The record expires (disappears from every read) at this instant; must be in the future. */
+  expiresAt?: Date;
+}
+
+export interface RememberResult {
+  id: string;
+  contentHash: string;
+  /** True when a live record with the same normalized content, owner and scope already existed: its id is returned and nothing is written. */
+  deduplicated: boolean;
+}
+
+export type RecallStrategy = 'lexical' | 'semantic' | 'hybrid' | 'auto';
+
+export interface RecallInput {
+  query: string;
+  /** 1..100, default 10. */
+  limit?: number;
+  /** Default `auto`: hybrid when the embedder is semantic, else lexical. */
+  strategy?: RecallStrategy;
+  filters?: RecordFilters;
+  /** Attach each lane's rank and score to every hit. */
+  explain?: boolean;
+}
+
+export interface RecallHit {
+  record: MemoryRecord;
+  /** The strategy's score: BM25, cosine similarity, or the fused RRF score. */
+  score: number;
+  /** With `explain: true`: the rank (1-based) and score of the hit in each lane that found it. */
+  explain?: Partial<Record<Lane, LaneScore>>;
+}
+
+export interface RecallResult {
+  /** The strategy that ran (`auto` resolved). */
+  strategy: Exclude<RecallStrategy, 'auto'>;
+  hits: RecallHit[];
+}
+
+export type ForgetMode = 'soft' | 'hard' | 'redact';
+
+export interface ForgetInput {
+  /** Forget exactly these records; each must be visible (else `NOT_FOUND`) and deletable by the caller (else `PERMISSION_DENIED`). */
+  ids?: readonly string[];
+  /** Or: every visible, non-plan record matching these (non-empty) filters that the caller may delete. */
+  filters?: RecordFilters;
+  /** `soft` (default) marks deleted; `hard` removes the row; `redact` erases content and metadata but keeps the row and its hash. */
+  mode?: ForgetMode;
+}
+
+export interface ForgetResult {
+  mode: ForgetMode;
+  /** Ids forgotten, ascending. */
+  forgotten: string[];
+}
+
+export interface ShareInput {
+  recordId: string;
+  /** Agent ids (of the record's org) to grant to. */
+  with: readonly string[];
+  /** Default `read`. Cannot exceed the caller's own permission. */
+  permission?: Permission;
+  /** The grant lapses at this instant. */
+  expiresAt?: Date;
+}
+
+export interface ShareResult {
+  recordId: string;
+  permission: Permission;
+  grantees: string[];
+  expiresAt: Date | null;
+}
+
+/** Text that replaces the content of a redacted record. */
+export const REDACTED_CONTENT = '[redacted]';
+
+/** Internal write request: what `remember` and the plan write path share. */
+export interface RecordDraft {
+  content: string;
+  memoryType: MemoryType;
+  scope: Scope;
+  importance: number;
+  tags: string[];
+  metadata: JsonObject;
+  threadId: string | null;
+  sourceType: string | null;
+  expiresAt: Date | null;
+  /** Set by the plan write path only. */
+  plan: { tokens: string[]; payload: JsonObject } | null;
+}
+
+const contexts = new WeakMap<MemoryHandle, EngineContext>();
+
+/** The engine context behind a handle. Internal to core. */
+export function handleContext(handle: MemoryHandle): EngineContext {
+  const context = contexts.get(handle);
+  if (context === undefined) throw new MnemoError('INVALID_INPUT', 'not a handle created by engine.as()');
+  return context;
+}
+
+/**
+ * Memory operations bound to one principal. Create with `engine.as(agentId)`;
+ * no operation takes an agent id, so a caller cannot act as someone else.
+ */
+export class MemoryHandle {
+  readonly principal: Principal;
+
+  constructor(context: EngineContext, principal: Principal) {
+    contexts.set(this, context);
+    this.principal = Object.freeze({ ...principal });
+  }
+
+  private get context(): EngineContext {
+    return handleContext(this);
+  }
+
+  /** Visibility of this principal at `now`. */
+  visibility(now: Date): Visibility {
+    return { agentId: this.principal.agentId, orgId: this.principal.orgId, now };
+  }
+
+  /** Stores a memory; see `RememberInput`. Bad input is `INVALID_INPUT` and writes nothing. */
+  async remember(input: RememberInput): Promise<RememberResult> {
+    const { limits } = this.context;
+    const fields = checkKeys('input', input, [
+      'content',
+      'memoryType',
+      'scope',
+      'importance',
+      'tags',
+      'metadata',
+      'threadId',
+      'sourceType',
+      'expiresAt',
+    ]);
+    const draft: RecordDraft = {
+      content: validateContent('content', fields.content, limits),
+      memoryType: fields.memoryType === undefined ? 'episodic' : validateMemoryType('memoryType', fields.memoryType),
+      scope: fields.scope === undefined ? 'private' : validateScope('scope', fields.scope),
+      importance: fields.importance === undefined ? 0.5 : validateUnitInterval('importance', fields.importance),
+      tags: fields.tags === undefined ? [] : validateTags('tags', fields.tags, limits),
+      metadata: fields.metadata === undefined ? {} : validateMetadata('metadata', fields.metadata, limits),
+      threadId: fields.threadId === undefined ? null : validateLabel('threadId', fields.threadId, 256),
+      sourceType: fields.sourceType === undefined ? null : validateLabel('sourceType', fields.sourceType, 256),
+      expiresAt: fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt),
+      plan: null,
+    };
+    return writeRecord(this, draft);
+  }
+
+  /** Finds memories; see `RecallInput`. */
+  async recall(input: RecallInput): Promise<RecallResult> {
+    const { store, embedder, limits, clock, laneWeights, readAuditing } = this.context;
+    const fields = checkKeys('input', input, ['query', 'limit', 'strategy', 'filters', 'explain']);
+    const query = validateContent('query', fields.query, limits);
+    const limit = validateLimit('limit', fields.limit);
+    const filters = validateFilters('filters', fields.filters, limits);
+    const requested =
+      fields.strategy === undefined
+        ? 'auto'
+        : (['lexical', 'semantic', 'hybrid', 'auto'] as const).find((s) => s === fields.strategy);
+    if (requested === undefined) throw invalidInput('strategy', 'must be one of lexical, semantic, hybrid, auto');
+    if (fields.explain !== undefined && typeof fields.explain !== 'boolean') {
+      throw invalidInput('explain', 'must be a boolean');
+    }
+    const strategy = requested === 'auto' ? (embedder.semantic ? 'hybrid' : 'lexical') : requested;
+    if (strategy !== 'lexical' && !embedder.semantic) {
+      throw new MnemoError(
+        'EMBEDDER_NOT_CONFIGURED',
+        `${strategy} recall needs a semantic embedder; the engine has the no-op embedder`,
+      );
+    }
+
+    const now = clock.now();
+    const visibility = this.visibility(now);
+    const terms = queryTerms(query);
+    const depth = strategy === 'hybrid' ? Math.max(limit * 3, 30) : limit;
+    const lexical =
+      strategy !== 'semantic' && terms.length > 0
+        ? await store.searchLexical({ visibility, filters, terms, limit: depth })
+        : undefined;
+    let semantic: ScoredRecord[] | undefined;
+    if (strategy !== 'lexical') {
+      const [vector] = await embedTexts(embedder, [query]);
+      semantic = await store.searchVector({ visibility, filters, vector: vector as Float32Array, limit: depth });
+    }
+
+    let hits: RecallHit[];
+    if (strategy === 'hybrid') {
+      const candidates = new Map<string, MemoryRecord>();
+      for (const { record } of [...(lexical ?? []), ...(semantic ?? [])]) candidates.set(record.id, record);
+      const lanes: Partial<Record<Lane, ScoredRecord[]>> = { semantic: semantic ?? [], recency: recencyLane([...candidates.values()]) };
+      if (lexical !== undefined) lanes.lexical = lexical;
+      hits = fuseLanes(lanes, laneWeights)
+        .slice(0, limit)
+        .map(({ record, score, lanes: explain }) => ({ record, score, explain }));
+    } else {
+      const lane = strategy === 'lexical' ? 'lexical' : 'semantic';
+      hits = ((strategy === 'lexical' ? lexical : semantic) ?? []).map(({ record, score }, index) => ({
+        record,
+        score,
+        explain: { [lane]: { rank: index + 1, score } },
+      }));
+    }
+    if (fields.explain !== true) for (const hit of hits) delete hit.explain;
+
+    if (readAuditing) {
+      const ids = hits.map((hit) => hit.record.id);
+      await store.transaction(async (tx) => {
+        if (ids.length > 0) await tx.touch(ids, now);
+        await appendAudit(this, tx, now, 'recall', ids, { strategy, limit, queryHash: sha256Hex(query) });
+      });
+    }
+    return { strategy, hits };
+  }
+
+  /** The record with this id, if the caller may see it; else `NOT_FOUND` (also for plans' ids it cannot see). */
+  async get(id: string): Promise<MemoryRecord> {
+    const recordId = validateLabel('id', id, 256);
+    const [found] = await this.context.store.get(this.visibility(this.context.clock.now()), [recordId]);
+    if (found === undefined) throw notFound(recordId);
+    return found.record;
+  }
+
+  /** Forgets records by ids or by filters, atomically; see `ForgetInput`. */
+  async forget(input: ForgetInput): Promise<ForgetResult> {
+    const { store, clock, limits } = this.context;
+    const fields = checkKeys('input', input, ['ids', 'filters', 'mode']);
+    const mode = fields.mode === undefined ? 'soft' : (['soft', 'hard', 'redact'] as const).find((m) => m === fields.mode);
+    if (mode === undefined) throw invalidInput('mode', 'must be one of soft, hard, redact');
+    if ((fields.ids === undefined) === (fields.filters === undefined)) {
+      throw invalidInput('input', 'give exactly one of ids or filters');
+    }
+    const ids =
+      fields.ids === undefined
+        ? undefined
+        : [...new Set(validateArray('ids', fields.ids, 10_000).map((id, i) => validateLabel(`ids[${i}]`, id, 256)))];
+    if (ids !== undefined && ids.length === 0) throw invalidInput('ids', 'must not be empty');
+    const filters = fields.filters === undefined ? undefined : validateFilters('filters', fields.filters, limits);
+    if (filters !== undefined && Object.keys(filters).length === 0) {
+      throw invalidInput('filters', 'must hold at least one filter (forgetting everything needs explicit ids)');
+    }
+
+    const now = clock.now();
+    const visibility = this.visibility(now);
+    return store.transaction(async (tx) => {
+      let targets: VisibleRecord[];
+      if (ids !== undefined) {
+        targets = await tx.get(visibility, ids);
+        const found = new Map(targets.map((target) => [target.record.id, target]));
+        for (const id of ids) {
+          const target = found.get(id);
+          if (target === undefined) throw notFound(id);
+          if (permissionLevel(target.permission) < permissionLevel('delete')) throw denied(id, 'delete');
+        }
+      } else {
+        targets = (await tx.list({ visibility, filters: filters ?? {} })).filter(
+          (target) => permissionLevel(target.permission) >= permissionLevel('delete'),
+        );
+      }
+      const forgotten = targets.map((target) => target.record.id).sort();
+      if (forgotten.length === 0) return { mode, forgotten };
+      if (mode === 'redact') await tx.redactRecords(forgotten, REDACTED_CONTENT, now);
+      else await tx.deleteRecords(forgotten, mode, now);
+      const hashes = new Map(targets.map((target) => [target.record.id, target.record.contentHash]));
+      await appendAudit(this, tx, now, 'forget', forgotten, {
+        mode,
+        contentHashes: forgotten.map((id) => hashes.get(id) ?? null),
+      });
+      return { mode, forgotten };
+    });
+  }
+
+  /** Grants a permission on a record to other agents of the record's org. */
+  async share(input: ShareInput): Promise<ShareResult> {
+    const { store, clock, limits } = this.context;
+    const fields = checkKeys('input', input, ['recordId', 'with', 'permission', 'expiresAt']);
+    const recordId = validateLabel('recordId', fields.recordId, 256);
+    const grantees = [
+      ...new Set(validateArray('with', fields.with, limits.maxTags).map((id, i) => validateId(`with[${i}]`, id))),
+    ];
+    if (grantees.length === 0) throw invalidInput('with', 'must name at least one agent');
+    if (grantees.includes(this.principal.agentId)) throw invalidInput('with', 'must not name the caller');
+    const permission = fields.permission === undefined ? 'read' : validatePermission('permission', fields.permission);
+    const expiresAt = fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt);
+    const now = clock.now();
+    if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
+      throw invalidInput('expiresAt', 'must be in the future');
+    }
+    return store.transaction(async (tx) => {
+      const [target] = await tx.get(this.visibility(now), [recordId]);
+      if (target === undefined) throw notFound(recordId);
+      if (permissionLevel(target.permission) < permissionLevel('share')) throw denied(recordId, 'share');
+      if (permissionLevel(permission) > permissionLevel(target.permission)) throw denied(recordId, permission);
+      if (target.record.scope === 'private') {
+        throw invalidInput('recordId', 'a private record cannot be shared; remember it with scope "shared"');
+      }
+      await tx.putGrants(
+        grantees.map((agentId) => ({
+          recordId,
+          granteeAgentId: agentId,
+          granteeOrgId: target.record.orgId,
+          permission,
+          grantedBy: principalKey(this.principal),
+          createdAt: now,
+          expiresAt,
+        })),
+      );
+      await appendAudit(this, tx, now, 'share', [recordId], {
+        grantees,
+        permission,
+        expiresAt: expiresAt?.toISOString() ?? null,
+      });
+      return { recordId, permission, grantees, expiresAt };
+    });
+  }
+}
+
+  /** The shared write path: embed, hash, dedup, insert and audit in one transaction. */
+export async function writeRecord(handle: MemoryHandle, draft: RecordDraft): Promise<RememberResult> {
+  const { store, embedder, clock, ids } = handleContext(handle);
+  const principal = handle.principal;
+  const now = clock.now();
+  if (draft.expiresAt !== null && draft.expiresAt.getTime() <= now.getTime()) {
+    throw invalidInput('expiresAt', 'must be in the future');
+  }
+  const embedding = embedder.semantic ? ((await embedTexts(embedder, [draft.content]))[0] ?? null) : null;
+  const record: MemoryRecord = {
+    id: ids(),
+    agentId: principal.agentId,
+    orgId: principal.orgId,
+    content: draft.content,
+    memoryType: draft.memoryType,
+    scope: draft.scope,
+    importance: draft.importance,
+    tags: draft.tags,
+    metadata: draft.metadata,
+    embedding,
+    contentHash: '',
+    threadId: draft.threadId,
+    sourceType: draft.sourceType,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: draft.expiresAt,
+    deletedAt: null,
+    accessCount: 0,
+    lastAccessedAt: null,
+  };
+  record.contentHash = contentHash(record);
+  const key = dedupKey(principal, record.scope, record.content, draft.plan?.payload ?? null);
+  const { terms, length } = termFrequencies(record.content);
+  return store.transaction(async (tx) => {
+    const existing = await tx.findLiveDuplicate(key, now);
+    if (existing !== null) return { ...existing, deduplicated: true };
+    await tx.insertRecord({
+      record,
+      dedupKey: key,
+      isPlan: draft.plan !== null,
+      terms: draft.plan === null ? terms : [],
+      docLength: draft.plan === null ? length : 0,
+      planTokens: draft.plan?.tokens ?? null,
+    });
+    await appendAudit(handle, tx, now, 'remember', [record.id], {
+      contentHash: record.contentHash,
+      scope: record.scope,
+      memoryType: record.memoryType,
+      plan: draft.plan !== null,
+    });
+    return { id: record.id, contentHash: record.contentHash, deduplicated: false };
+  });
+}
+
+/** Appends an audit event for this principal inside `tx`. */
+export async function appendAudit(
+  handle: MemoryHandle,
+  tx: StoreTx,
+  at: Date,
+  op: 'remember' | 'recall' | 'forget' | 'share' | 'recall_plan',
+  recordIds: string[],
+  details: JsonObject,
+): Promise<void> {
+  const chain = principalKey(handle.principal);
+  const head = await tx.auditHead(chain);
+  await tx.appendAudit(
+    chainEvent(head, { id: handleContext(handle).ids(), chain, at, principal: chain, op, recordIds, details }),
+  );
+}
+
+
+function notFound(id: string): MnemoError {
+  return new MnemoError('NOT_FOUND', `no record ${id} visible to the caller`, { details: { id } });
+}
+
+function denied(id: string, permission: Permission): MnemoError {
+  return new MnemoError('PERMISSION_DENIED', `the caller lacks ${permission} permission on ${id}`, {
+    details: { id, permission },
+  });
+}
+

@@ -1,0 +1,75 @@
+import { MnemoError } from '../errors.js';
+import type { PlanCandidate } from '../ports/memory-store.js';
+import { type JsonObject, PLAN_METADATA_KEY, PLAN_TAG, type Scope } from '../records.js';
+import { validateContent, validateScope } from '../validation.js';
+import {
+  appendAudit,
+  handleContext,
+  type MemoryHandle,
+  type RememberResult,
+  writeRecord,
+} from './memory-handle.js';
+
+/**
+ * The plan write and lookup path, for `@mnemo/experience`. Ordinary callers use
+ * `remember`, which rejects the reserved plan tag. Plans go through the same
+ * write path as every record: validation, hashing, dedup, audit, scope.
+ */
+export interface PlanAccess {
+  /** True when the engine was created with experience memory on. */
+  readonly enabled: boolean;
+  /** Validates a plan query as record content (`INVALID_INPUT` when blank, too long, …). */
+  validateQuery(query: unknown): string;
+  /** Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`, payload under `PLAN_METADATA_KEY`. */
+  writePlan(input: {
+    query: string;
+    scope?: Scope;
+    payload: JsonObject;
+    tokens: readonly string[];
+  }): Promise<RememberResult>;
+  /** See `MemoryStore.findPlanCandidates`; visibility is the handle's. */
+  findCandidates(input: {
+    tokens: readonly string[];
+    minTokens: number;
+    maxTokens: number;
+  }): Promise<PlanCandidate[]>;
+  /** Appends a `recall_plan` audit event (unless read auditing is off). */
+  auditReplay(recordIds: string[], details: JsonObject): Promise<void>;
+}
+
+export function planAccess(handle: MemoryHandle): PlanAccess {
+  const context = handleContext(handle);
+  return {
+    enabled: context.experienceMemory,
+    validateQuery: (query) => validateContent('query', query, context.limits),
+    writePlan: async ({ query, scope, payload, tokens }) => {
+      if (!context.experienceMemory) {
+        throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
+      }
+      return writeRecord(handle, {
+        content: validateContent('query', query, context.limits),
+        memoryType: 'procedural',
+        scope: scope === undefined ? 'private' : validateScope('scope', scope),
+        importance: 0.5,
+        tags: [PLAN_TAG],
+        metadata: { [PLAN_METADATA_KEY]: payload },
+        threadId: null,
+        sourceType: null,
+        expiresAt: null,
+        plan: { tokens: [...tokens], payload },
+      });
+    },
+    findCandidates: ({ tokens, minTokens, maxTokens }) =>
+      context.store.findPlanCandidates({
+        visibility: { agentId: handle.principal.agentId, orgId: handle.principal.orgId, now: context.clock.now() },
+        tokens,
+        minTokens,
+        maxTokens,
+      }),
+    auditReplay: async (recordIds, details) => {
+      if (!context.readAuditing) return;
+      const now = context.clock.now();
+      await context.store.transaction((tx) => appendAudit(handle, tx, now, 'recall_plan', recordIds, details));
+    },
+  };
+}

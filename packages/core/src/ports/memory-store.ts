@@ -1,0 +1,260 @@
+import type { TermFrequency } from '../analyzer.js';
+import type { AuditEvent, AuditHead } from '../audit/audit-event.js';
+import type { MemoryRecord, MemoryType, Permission, Scope } from '../records.js';
+
+/**
+ * Who is asking, and when. Every read takes one and must apply it inside the
+ * query (before ranking and limits), so that a record the caller may not see
+ * can neither appear nor change what does appear.
+ *
+ * A live record (`deletedAt` null and `expiresAt` null or after `now`) is
+ * visible when any of these holds:
+ * - the caller owns it: same `agentId` and same `orgId` (null equals null);
+ * - its scope is `global`;
+ * - its scope is `public` and its `orgId` equals the caller's (null equals null);
+ * - its scope is `shared` and the caller holds a grant on it (same agent id and
+ *   org id) whose `expiresAt` is null or after `now`.
+ */
+export interface Visibility {
+  readonly agentId: string;
+  readonly orgId: string | null;
+  readonly now: Date;
+}
+
+/**
+ * Filters on top of visibility. Every member is optional; absent means "any".
+ * Arrays are non-empty when present (the engine drops empty ones).
+ */
+export interface RecordFilters {
+  /** `memoryType` is one of these. */
+  readonly memoryTypes?: readonly MemoryType[];
+  /** `scope` is one of these. */
+  readonly scopes?: readonly Scope[];
+  /** `tags` contains at least one of these. */
+  readonly tagsAny?: readonly string[];
+  /** `tags` contains all of these. */
+  readonly tagsAll?: readonly string[];
+  /** `importance >= minImportance`. */
+  readonly minImportance?: number;
+  /** `createdAt >= createdAfter`. */
+  readonly createdAfter?: Date;
+  /** `createdAt < createdBefore`. */
+  readonly createdBefore?: Date;
+  /** `threadId` equals this. */
+  readonly threadId?: string;
+}
+
+/** A visible record and the strongest permission the caller holds on it. */
+export interface VisibleRecord {
+  readonly record: MemoryRecord;
+  /** `admin` for the owner; else the strongest live grant; else `read` (public or global). */
+  readonly permission: Permission;
+}
+
+export interface ScoredRecord {
+  readonly record: MemoryRecord;
+  readonly score: number;
+}
+
+/** Everything the store persists for a new record; all of it computed by core. */
+export interface NewRecord {
+  /** `accessCount` 0, `lastAccessedAt` and `deletedAt` null. */
+  readonly record: MemoryRecord;
+  /** Dedup key: equal keys mean "the same memory" while the older one is live. */
+  readonly dedupKey: string;
+  /** True when the record carries the plan tag. Plans never appear in `searchLexical`, `searchVector` or `list` unless asked for. */
+  readonly isPlan: boolean;
+  /** Postings for BM25: distinct terms of the content with their frequencies. */
+  readonly terms: readonly TermFrequency[];
+  /** Number of terms in the content (BM25 document length). */
+  readonly docLength: number;
+  /** A plan's signature tokens (sorted, distinct), indexed for `findPlanCandidates`; null for other records. */
+  readonly planTokens: readonly string[] | null;
+}
+
+export interface Grant {
+  readonly recordId: string;
+  readonly granteeAgentId: string;
+  readonly granteeOrgId: string | null;
+  readonly permission: Permission;
+  /** Principal key of the granting agent. */
+  readonly grantedBy: string;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+}
+
+export interface LexicalQuery {
+  readonly visibility: Visibility;
+  readonly filters: RecordFilters;
+  /** Distinct analyzed query terms (see `queryTerms`); non-empty. */
+  readonly terms: readonly string[];
+  readonly limit: number;
+}
+
+export interface VectorQuery {
+  readonly visibility: Visibility;
+  readonly filters: RecordFilters;
+  readonly vector: Float32Array;
+  readonly limit: number;
+}
+
+export interface ListQuery {
+  readonly visibility: Visibility;
+  readonly filters: RecordFilters;
+  /** Include plan records too (default false). */
+  readonly includePlans?: boolean;
+  /** Only records whose id sorts after this one (keyset paging). */
+  readonly afterId?: string;
+  /** At most this many; absent means all. */
+  readonly limit?: number;
+}
+
+export interface PlanCandidateQuery {
+  readonly visibility: Visibility;
+  /** The query's signature tokens; non-empty. */
+  readonly tokens: readonly string[];
+  /** Only plans with at least this many signature tokens. */
+  readonly minTokens: number;
+  /** Only plans with at most this many signature tokens. */
+  readonly maxTokens: number;
+}
+
+export interface PlanCandidate {
+  readonly record: MemoryRecord;
+  /** The plan's stored signature tokens, sorted and distinct. */
+  readonly signatureTokens: readonly string[];
+}
+
+export interface AuditPage {
+  /** Continue after this event (chain, then seq order). Absent: from the start. */
+  readonly after?: { readonly chain: string; readonly seq: number };
+  readonly limit: number;
+}
+
+/** What differs between stores. The conformance suite adapts to it. */
+export interface StoreCapabilities {
+  /** Human-readable store name, for messages. */
+  readonly name: string;
+  /** Several processes may open the same database at once. */
+  readonly multiProcess: boolean;
+}
+
+/**
+ * Reads. Available on the store (outside any transaction) and on a `StoreTx`
+ * (seeing that transaction's own writes).
+ */
+export interface StoreReader {
+  /**
+   * The visible records among `ids`, in no particular order; invisible and
+   * missing ids are simply absent. Includes plans.
+   */
+  get(visibility: Visibility, ids: readonly string[]): Promise<VisibleRecord[]>;
+  /**
+   * Visible records matching `filters`, ordered by id ascending. Plans only
+   * with `includePlans`.
+   */
+  list(query: ListQuery): Promise<VisibleRecord[]>;
+}
+
+/**
+ * The persistence port. A store is a translation layer: every decision that
+ * must be identical across stores (validation, hashing, analysis, visibility
+ * rule, audit chaining) is made by core and handed over as values.
+ *
+ * Lifecycle: the factory does no I/O; `init()` opens and migrates; `close()`
+ * releases everything and is idempotent. Any method called before `init()` or
+ * after `close()` throws `STORE_UNAVAILABLE`.
+ *
+ * Errors: every method throws only `MnemoError` (driver errors are mapped in
+ * one place per store); a lost or unreachable database is `STORE_UNAVAILABLE`.
+ */
+export interface MemoryStore extends StoreReader {
+  readonly capabilities: StoreCapabilities;
+
+  /**
+   * Opens the database and applies pending migrations, in version order, each
+   * in its own transaction. Safe to call again (a no-op once done).
+   */
+  init(): Promise<void>;
+
+  /** Releases connections and files. Idempotent; waits for running transactions. */
+  close(): Promise<void>;
+
+  /**
+   * Runs `fn` in one ACID transaction and commits when it resolves; rolls back
+   * and rethrows when it rejects. Nothing `fn` wrote is visible to other
+   * readers before the commit. Concurrent calls are allowed: the store
+   * serializes or isolates them so that the result equals some serial order.
+   * `fn` must not use the tx after it settles.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+
+  /**
+   * BM25 over `terms` among the visible, filtered, non-plan records.
+   * Collection statistics (record count N, mean length avgdl, document
+   * frequency df per term) are taken over that same visible, filtered set.
+   * score = Σ over query terms t present in the record of
+   *   ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5)) · tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avgdl))
+   * with k1 = `BM25_K1`, b = `BM25_B`. Records matching no term are absent.
+   * Ordered by score descending, then id ascending; at most `limit`.
+   */
+  searchLexical(query: LexicalQuery): Promise<ScoredRecord[]>;
+
+  /**
+   * Cosine similarity between `vector` and the embeddings of the visible,
+   * filtered, non-plan records of the same dimension. Ordered by score
+   * descending, then id ascending; at most `limit`.
+   */
+  searchVector(query: VectorQuery): Promise<ScoredRecord[]>;
+
+  /**
+   * Every visible, live plan that shares at least one token with `tokens` and
+   * whose token count lies in [minTokens, maxTokens]. Exact: no sampling and
+   * no window; order unspecified.
+   */
+  findPlanCandidates(query: PlanCandidateQuery): Promise<PlanCandidate[]>;
+
+  /** Audit events ordered by chain, then seq; at most `limit`. */
+  readAudit(page: AuditPage): Promise<AuditEvent[]>;
+
+  /** The recorded head (last seq and hash) of every chain, ordered by chain. */
+  auditHeads(): Promise<AuditHead[]>;
+}
+
+/** A transaction handle. Valid only inside the `transaction` callback that received it. */
+export interface StoreTx extends StoreReader {
+  /** The live (not deleted, not expired at `now`) record with this dedup key, if any. */
+  findLiveDuplicate(
+    dedupKey: string,
+    now: Date,
+  ): Promise<{ id: string; contentHash: string } | null>;
+
+  /** Inserts the record with its postings, vector and plan tokens. */
+  insertRecord(record: NewRecord): Promise<void>;
+
+  /** Marks records deleted at `at` (soft) or removes them with their postings and grants (hard). */
+  deleteRecords(ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void>;
+
+  /**
+   * Replaces content with `content`, empties metadata, drops the embedding,
+   * postings and plan tokens, and marks the records deleted at `at`.
+   * `contentHash` is kept: it still proves what had been stored.
+   */
+  redactRecords(ids: readonly string[], content: string, at: Date): Promise<void>;
+
+  /** Inserts grants; an existing grant for the same record and grantee is replaced. */
+  putGrants(grants: readonly Grant[]): Promise<void>;
+
+  /** Increments `accessCount` and sets `lastAccessedAt` on the given records. */
+  touch(ids: readonly string[], at: Date): Promise<void>;
+
+  /**
+   * The head of `chain`, or null for a new chain. Where several writers can
+   * race, the store locks the head here until the transaction ends, so the
+   * event appended next is chained to a head nobody else can advance meanwhile.
+   */
+  auditHead(chain: string): Promise<AuditHead | null>;
+
+  /** Appends `event` (already hashed by core) and makes it the head of its chain. */
+  appendAudit(event: AuditEvent): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { GENESIS_HASH } from '../../audit/audit-event.js';
+import type { Harness, TestApi } from './harness.js';
+
+export function auditSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('audit', () => {
+    it('keeps one gapless hash chain per principal, and verifies', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b', { orgId: 'acme' });
+      const x = await a.remember({ content: 'a one', scope: 'shared' });
+      await b.remember({ content: 'b one' });
+      await a.remember({ content: 'a two' });
+      await a.share({ recordId: x.id, with: ['agent-c'] });
+      await b.recall({ query: 'one' });
+      await a.forget({ ids: [x.id], mode: 'redact' });
+      const events = await store.readAudit({ limit: 100 });
+      expect(events.map((e) => [e.chain, e.seq, e.op])).toEqual([
+        ['acme/agent-b', 1, 'remember'],
+        ['acme/agent-b', 2, 'recall'],
+        ['agent-a', 1, 'remember'],
+        ['agent-a', 2, 'remember'],
+        ['agent-a', 3, 'share'],
+        ['agent-a', 4, 'forget'],
+      ]);
+      for (const [i, e] of events.entries()) {
+        const previous = events[i - 1];
+        expect(e.prevHash).toBe(previous?.chain === e.chain ? previous.hash : GENESIS_HASH);
+      }
+      const verification = await engine.verifyAudit();
+      expect(verification).toEqual({
+        ok: true,
+        events: 6,
+        chains: 2,
+        problems: [],
+        heads: [
+          { chain: 'acme/agent-b', seq: 2, hash: events[1]?.hash },
+          { chain: 'agent-a', seq: 4, hash: events[5]?.hash },
+        ],
+      });
+      expect(await store.auditHeads()).toEqual(verification.heads);
+    });
+
+    it('pages through long chains and checks known heads', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      for (let i = 0; i < 12; i += 1) await a.remember({ content: `event ${i}` });
+      const first = await engine.verifyAudit({ pageSize: 5 });
+      expect([first.ok, first.events, first.heads[0]?.seq]).toEqual([true, 12, 12]);
+      await a.remember({ content: 'one more' });
+      expect((await engine.verifyAudit({ knownHeads: first.heads, pageSize: 5 })).ok).toBe(true);
+      const forged = [{ chain: 'agent-a', seq: 12, hash: 'f'.repeat(64) }];
+      expect((await engine.verifyAudit({ knownHeads: forged })).problems).toEqual([
+        {
+          kind: 'truncated',
+          chain: 'agent-a',
+          seq: 13,
+          eventId: null,
+          message: 'chain agent-a no longer reaches the known head at seq 12',
+        },
+      ]);
+      const beyond = [{ chain: 'agent-a', seq: 20, hash: 'f'.repeat(64) }];
+      expect((await engine.verifyAudit({ knownHeads: beyond })).problems.map((p) => [p.kind, p.seq])).toEqual([['truncated', 14]]);
+      const vanished = [{ chain: 'agent-z', seq: 3, hash: 'f'.repeat(64) }];
+      expect((await engine.verifyAudit({ knownHeads: vanished })).problems.map((p) => [p.kind, p.chain, p.seq])).toEqual([
+        ['truncated', 'agent-z', 1],
+      ]);
+    });
+  });
+}

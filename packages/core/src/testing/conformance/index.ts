@@ -1,0 +1,44 @@
+import { auditSpec } from './audit.spec.js';
+import { concurrencySpec } from './concurrency.spec.js';
+import { forgetSpec } from './forget.spec.js';
+import { type ConformanceOptions, createHarness, type TestApi } from './harness.js';
+import { invalidInputSpec } from './invalid-input.spec.js';
+import { lifecycleSpec } from './lifecycle.spec.js';
+import { plansSpec } from './plans.spec.js';
+import { recallFiltersSpec } from './recall-filters.spec.js';
+import { recallLexicalSpec } from './recall-lexical.spec.js';
+import { recallSemanticSpec } from './recall-semantic.spec.js';
+import { rememberSpec } from './remember.spec.js';
+import { shareSpec } from './share.spec.js';
+import { visibilitySpec } from './visibility.spec.js';
+
+/**
+ * Runs the whole conformance suite against a store. A store's conformance test
+ * is a few lines:
+ *
+ * ```ts
+ * import * as vitest from 'vitest';
+ * import { runConformanceSuite } from '@mnemo/core/testing';
+ * runConformanceSuite(vitest, { name: 'my-store', createStore: () => createMyStore() });
+ * ```
+ */
+export function runConformanceSuite(t: TestApi, options: ConformanceOptions): void {
+  t.describe(`conformance: ${options.name}`, () => {
+    const h = createHarness(t, options);
+    rememberSpec(t, h);
+    invalidInputSpec(t, h);
+    recallLexicalSpec(t, h);
+    recallFiltersSpec(t, h);
+    recallSemanticSpec(t, h);
+    visibilitySpec(t, h);
+    forgetSpec(t, h);
+    shareSpec(t, h);
+    auditSpec(t, h);
+    plansSpec(t, h);
+    concurrencySpec(t, h);
+    lifecycleSpec(t, h, options);
+  });
+}
+
+export type { ConformanceOptions, Fixture, Harness, TestApi } from './harness.js';
+export { START } from './harness.js';

@@ -1,0 +1,127 @@
+import type { MemoryStore } from '../../ports/memory-store.js';
+import type { Fixture, Harness, TestApi } from './harness.js';
+
+/** Everything a store holds that an operation could change. */
+async function snapshot(store: MemoryStore) {
+  const visibility = (agentId: string) => ({ agentId, orgId: null, now: new Date('2030-01-01T00:00:00Z') });
+  return {
+    a: await store.list({ visibility: visibility('agent-a'), filters: {}, includePlans: true }),
+    b: await store.list({ visibility: visibility('agent-b'), filters: {}, includePlans: true }),
+    audit: await store.readAudit({ limit: 1000 }),
+    heads: await store.auditHeads(),
+  };
+}
+
+export function invalidInputSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic.self = cyclic;
+  let deep: Record<string, unknown> = { leaf: true };
+  for (let i = 0; i < 20; i += 1) deep = { nested: deep };
+
+  const badRemember: [string, unknown][] = [
+    ['empty content', { content: '' }],
+    ['blank content', { content: ' \n\t ' }],
+    ['non-string content', { content: 42 }],
+    ['missing content', {}],
+    ['content with NUL', { content: 'a\u0000b' }],
+    ['content with a lone surrogate', { content: 'a\uD800b' }],
+    ['content over the size limit', { content: 'x'.repeat(2001) }],
+    ['unknown memory type', { content: 'x', memoryType: 'dream' }],
+    ['unknown scope', { content: 'x', scope: 'secret' }],
+    ['importance above 1', { content: 'x', importance: 1.5 }],
+    ['negative importance', { content: 'x', importance: -0.1 }],
+    ['NaN importance', { content: 'x', importance: Number.NaN }],
+    ['string importance', { content: 'x', importance: '0.5' }],
+    ['reserved plan tag', { content: 'x', tags: ['__experience_plan__'] }],
+    ['other reserved tag', { content: 'x', tags: ['__system__'] }],
+    ['blank tag', { content: 'x', tags: [''] }],
+    ['tag with a newline', { content: 'x', tags: ['a\nb'] }],
+    ['tags not an array', { content: 'x', tags: 'a' }],
+    ['non-string tag', { content: 'x', tags: [1] }],
+    ['metadata array', { content: 'x', metadata: [] }],
+    ['metadata null', { content: 'x', metadata: null }],
+    ['metadata Date', { content: 'x', metadata: new Date() }],
+    ['metadata with a Date value', { content: 'x', metadata: { at: new Date() } }],
+    ['metadata with NaN', { content: 'x', metadata: { n: Number.NaN } }],
+    ['metadata with Infinity', { content: 'x', metadata: { n: Number.POSITIVE_INFINITY } }],
+    ['metadata with a function', { content: 'x', metadata: { f: () => 1 } }],
+    ['metadata with undefined', { content: 'x', metadata: { u: undefined } }],
+    ['metadata with a bigint', { content: 'x', metadata: { b: 1n } }],
+    ['metadata with __proto__', { content: 'x', metadata: JSON.parse('{"__proto__": {"polluted": true}}') }],
+    ['cyclic metadata', { content: 'x', metadata: cyclic }],
+    ['too deep metadata', { content: 'x', metadata: deep }],
+    ['blank thread id', { content: 'x', threadId: ' ' }],
+    ['invalid expiresAt', { content: 'x', expiresAt: new Date('nope') }],
+    ['expiresAt in the past', { content: 'x', expiresAt: new Date('2025-01-01T00:00:00Z') }],
+    ['an agent id field', { content: 'x', agentId: 'agent-b' }],
+    ['not an object', 'just text'],
+  ];
+
+  async function seeded(): Promise<Fixture> {
+    const fixture = await h.open({ limits: { maxContentBytes: 2000 } });
+    const a = fixture.engine.as('agent-a');
+    const { id } = await a.remember({ content: 'existing memory', scope: 'shared', tags: ['seed'] });
+    await a.share({ recordId: id, with: ['agent-b'], permission: 'read' });
+    return fixture;
+  }
+
+  describe('invalid input', () => {
+    it('rejects every bad remember input with INVALID_INPUT and changes nothing', async () => {
+      const { engine, store } = await seeded();
+      const before = await snapshot(store);
+      for (const [label, input] of badRemember) {
+        const error = await engine
+          .as('agent-a')
+          .remember(input as never)
+          .then(() => null, (e: unknown) => e);
+        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({ label, code: 'INVALID_INPUT' });
+      }
+      expect(await snapshot(store)).toEqual(before);
+      expect(({} as Record<string, unknown>).polluted).toBe(undefined);
+    });
+
+    it('rejects bad agent and org ids when binding a handle', async () => {
+      const { engine } = await h.open();
+      for (const id of ['', 'a b', 'a/b', 'ä', 'x'.repeat(257), 42]) {
+        expect(() => engine.as(id as string)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+      }
+      expect(() => engine.as('ok', { orgId: 'bad org' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+      expect(engine.as('A.b_c-9').principal).toEqual({ agentId: 'A.b_c-9', orgId: null });
+    });
+
+    it('rejects bad recall, get, forget and share input with INVALID_INPUT and changes nothing', async () => {
+      const { engine, store } = await seeded();
+      const before = await snapshot(store);
+      const a = engine.as('agent-a');
+      const calls: [string, () => Promise<unknown>][] = [
+        ['blank query', () => a.recall({ query: '  ' })],
+        ['limit 0', () => a.recall({ query: 'x', limit: 0 })],
+        ['limit 101', () => a.recall({ query: 'x', limit: 101 })],
+        ['fractional limit', () => a.recall({ query: 'x', limit: 1.5 })],
+        ['unknown strategy', () => a.recall({ query: 'x', strategy: 'fuzzy' as never })],
+        ['unknown filter', () => a.recall({ query: 'x', filters: { colour: 'red' } as never })],
+        ['bad minImportance', () => a.recall({ query: 'x', filters: { minImportance: 2 } })],
+        ['bad memoryTypes', () => a.recall({ query: 'x', filters: { memoryTypes: ['dream' as never] } })],
+        ['non-boolean explain', () => a.recall({ query: 'x', explain: 'yes' as never })],
+        ['blank id', () => a.get('')],
+        ['forget with neither ids nor filters', () => a.forget({})],
+        ['forget with both', () => a.forget({ ids: ['x'], filters: { threadId: 't' } })],
+        ['forget with no ids', () => a.forget({ ids: [] })],
+        ['forget with empty filters', () => a.forget({ filters: {} })],
+        ['forget with unknown mode', () => a.forget({ ids: ['id-000001'], mode: 'shred' as never })],
+        ['share with nobody', () => a.share({ recordId: 'id-000001', with: [] })],
+        ['share with self', () => a.share({ recordId: 'id-000001', with: ['agent-a'] })],
+        ['share with a bad agent id', () => a.share({ recordId: 'id-000001', with: ['bad id'] })],
+        ['share an unknown permission', () => a.share({ recordId: 'id-000001', with: ['agent-c'], permission: 'own' as never })],
+        ['share expiring in the past', () => a.share({ recordId: 'id-000001', with: ['agent-c'], expiresAt: new Date('2020-01-01') })],
+      ];
+      for (const [label, call] of calls) {
+        const error = await call().then(() => null, (e: unknown) => e);
+        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({ label, code: 'INVALID_INPUT' });
+      }
+      expect(await snapshot(store)).toEqual(before);
+    });
+  });
+}

@@ -1,0 +1,43 @@
+import type { ConformanceOptions, Harness, TestApi } from './harness.js';
+
+export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOptions): void {
+  const { describe, it, expect } = t;
+  describe('lifecycle', () => {
+    it('init is idempotent, close is idempotent, use after close is STORE_UNAVAILABLE', async () => {
+      const { engine, store } = await h.open();
+      await store.init();
+      await engine.as('agent-a').remember({ content: 'before close' });
+      await store.close();
+      await store.close();
+      await expect(engine.as('agent-a').remember({ content: 'after close' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(engine.as('agent-a').recall({ query: 'close' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    });
+
+    it('a store used before init is STORE_UNAVAILABLE', async () => {
+      const store = await options.createStore();
+      try {
+        await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect(store.transaction(async () => 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      } finally {
+        await store.close();
+        await options.destroyStore?.(store);
+      }
+    });
+
+    it('rolls a transaction back when its callback throws', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'kept' });
+      const before = await store.readAudit({ limit: 10 });
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.touch(['id-000001'], new Date('2026-06-01'));
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      expect(await store.readAudit({ limit: 10 })).toEqual(before);
+      expect((await a.get('id-000001')).accessCount).toBe(0);
+    });
+  });
+}

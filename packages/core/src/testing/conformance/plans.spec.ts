@@ -1,0 +1,65 @@
+import { planAccess } from '../../engine/plan-access.js';
+import { PLAN_METADATA_KEY, PLAN_TAG } from '../../records.js';
+import type { Harness, TestApi } from './harness.js';
+
+export function plansSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('plan records', () => {
+    it('stores plans as tagged procedural records with indexed signature tokens', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const plans = planAccess(a);
+      const payload = { query: 'reset my password', steps: ['search'] };
+      const { id } = await plans.writePlan({ query: 'reset my password', payload, tokens: ['password', 'reset'] });
+      const record = await a.get(id);
+      expect([record.memoryType, record.tags, record.metadata, record.scope]).toEqual([
+        'procedural',
+        [PLAN_TAG],
+        { [PLAN_METADATA_KEY]: payload },
+        'private',
+      ]);
+      const candidates = await plans.findCandidates({ tokens: ['password'], minTokens: 1, maxTokens: 2 });
+      expect(candidates.map((c) => [c.record.id, c.signatureTokens])).toEqual([[id, ['password', 'reset']]]);
+    });
+
+    it('finds exactly the visible plans sharing a token within the size bounds', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      const write = (handle: typeof a, tokens: string[], scope?: 'private' | 'public' | 'global') =>
+        planAccess(handle).writePlan({ query: tokens.join(' '), payload: { tokens }, tokens, ...(scope ? { scope } : {}) });
+      const p1 = await write(a, ['alpha', 'beta']);
+      const p2 = await write(a, ['alpha', 'beta', 'gamma', 'delta']);
+      const p3 = await write(a, ['omega']);
+      const p4 = await write(b, ['alpha']);
+      const p5 = await write(b, ['alpha', 'zeta'], 'global');
+      await a.remember({ content: 'alpha beta', metadata: { [PLAN_METADATA_KEY]: { tokens: ['alpha'] } } });
+      const find = async (tokens: string[], minTokens: number, maxTokens: number) =>
+        (await planAccess(a).findCandidates({ tokens, minTokens, maxTokens })).map((c) => c.record.id).sort();
+      expect(await find(['alpha'], 1, 10)).toEqual([p1.id, p2.id, p5.id]);
+      expect(await find(['alpha', 'omega'], 1, 2)).toEqual([p1.id, p3.id, p5.id]);
+      expect(await find(['beta'], 3, 4)).toEqual([p2.id]);
+      expect(await find(['nothing'], 1, 10)).toEqual([]);
+      expect(p4.deduplicated).toBe(false);
+      await a.forget({ ids: [p1.id] });
+      expect(await find(['alpha'], 1, 10)).toEqual([p2.id, p5.id]);
+    });
+
+    it('deduplicates an identical plan but keeps plans with different payloads', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const plans = planAccess(engine.as('agent-a'));
+      const first = await plans.writePlan({ query: 'q one', payload: { v: 1 }, tokens: ['one'] });
+      const same = await plans.writePlan({ query: 'Q  one', payload: { v: 1 }, tokens: ['one'] });
+      const other = await plans.writePlan({ query: 'q one', payload: { v: 2 }, tokens: ['one'] });
+      expect([same.id, same.deduplicated, other.deduplicated]).toEqual([first.id, true, false]);
+    });
+
+    it('refuses plan writes when experience memory is off', async () => {
+      const { engine, store } = await h.open();
+      await expect(
+        planAccess(engine.as('agent-a')).writePlan({ query: 'q', payload: {}, tokens: [] }),
+      ).rejects.toMatchObject({ code: 'EXPERIENCE_DISABLED' });
+      expect(await store.readAudit({ limit: 10 })).toEqual([]);
+    });
+  });
+}

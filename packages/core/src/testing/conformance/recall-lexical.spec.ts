@@ -1,0 +1,100 @@
+import { planAccess } from '../../engine/plan-access.js';
+import { bm25Reference } from '../bm25-reference.js';
+import type { Harness, TestApi } from './harness.js';
+
+const CORPUS = [
+  'The cat sat on the mat',
+  'The dog chased the cat around the garden',
+  'Cats and dogs living together',
+  'A bird in the hand is worth two in the bush',
+  'The cat, the cat, the cat: a cat poem',
+  'Garden birds: robins, wrens and a cat that watches them',
+];
+
+export function recallLexicalSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('recall: lexical (BM25)', () => {
+    it('ranks exactly as the BM25 reference, ties broken by id', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      const docs = [];
+      for (const content of CORPUS) docs.push({ id: (await a.remember({ content })).id, content });
+      for (const query of ['cat', 'cat garden', 'birds in the garden', 'dogs']) {
+        const result = await a.recall({ query, strategy: 'lexical', limit: 100 });
+        const expected = bm25Reference(docs, query);
+        expect(result.strategy).toBe('lexical');
+        expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
+        result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
+      }
+      expect((await a.recall({ query: 'cat', limit: 100 })).hits.map((hit) => hit.record.id)).toEqual([
+        'id-000009',
+        'id-000001',
+        'id-000003',
+        'id-000011',
+      ]);
+    });
+
+    it('applies visibility before ranking, statistics and limit', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      // b's private records are far more relevant; they must neither show nor take slots or shift scores.
+      for (let i = 0; i < 5; i += 1) await b.remember({ content: `secret secret secret plan ${i}` });
+      const mine = [];
+      for (const content of ['secret plan alpha', 'the secret recipe', 'a plan for secret', 'nothing here', 'secret']) {
+        mine.push({ id: (await a.remember({ content })).id, content });
+      }
+      const result = await a.recall({ query: 'secret plan', limit: 3 });
+      const expected = bm25Reference(mine, 'secret plan').slice(0, 3);
+      expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
+      result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
+      expect(result.hits.every((hit) => hit.record.agentId === 'agent-a')).toBe(true);
+    });
+
+    it('returns nothing for a query of stop words only, and respects the limit', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      for (let i = 0; i < 15; i += 1) await a.remember({ content: `note number ${i}` });
+      expect((await a.recall({ query: 'the and of' })).hits).toEqual([]);
+      expect((await a.recall({ query: 'note' })).hits).toHaveLength(10);
+      expect((await a.recall({ query: 'note', limit: 3 })).hits.map((hit) => hit.record.id)).toEqual([
+        'id-000001',
+        'id-000003',
+        'id-000005',
+      ]);
+    });
+
+    it('never returns plans, deleted or expired records', async () => {
+      const { engine, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const ordinary = await a.remember({ content: 'how do I reset my password' });
+      await planAccess(a).writePlan({ query: 'reset password', payload: { steps: [] }, tokens: ['password', 'reset'] });
+      const gone = await a.remember({ content: 'reset the password via email' });
+      await a.forget({ ids: [gone.id] });
+      await a.remember({ content: 'password reset link expires', expiresAt: new Date(clock.now().getTime() + 1000) });
+      clock.advance(1000);
+      const result = await a.recall({ query: 'reset password' });
+      expect(result.hits.map((hit) => hit.record.id)).toEqual([ordinary.id]);
+    });
+
+    it('counts accesses and audits the recall (not when read auditing is off)', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const { id } = await a.remember({ content: 'remember the milk' });
+      clock.advance(5000);
+      await a.recall({ query: 'milk' });
+      const record = await a.get(id);
+      expect([record.accessCount, record.lastAccessedAt]).toEqual([1, clock.now()]);
+      const events = await store.readAudit({ limit: 10 });
+      expect(events.map((e) => [e.op, e.recordIds])).toEqual([
+        ['remember', [id]],
+        ['recall', [id]],
+      ]);
+      expect(events[1]?.details).toMatchObject({ strategy: 'lexical', limit: 10 });
+      const quiet = engine.with({ readAuditing: false }).as('agent-a');
+      await quiet.recall({ query: 'milk' });
+      expect(await store.readAudit({ limit: 10 })).toHaveLength(2);
+      expect((await a.get(id)).accessCount).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,74 @@
+import { DEFAULT_LANE_WEIGHTS, RRF_K } from '../../engine/fusion.js';
+import { cosineReference } from '../bm25-reference.js';
+import { createHashEmbedder } from '../hash-embedder.js';
+import type { Harness, TestApi } from './harness.js';
+
+const CORPUS = [
+  'alpine lakes and mountain hiking trails',
+  'mountain biking in the alps',
+  'recipes for sourdough bread',
+  'bread baking with rye flour',
+  'hiking boots for wet trails',
+];
+
+export function recallSemanticSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('recall: semantic and hybrid', () => {
+    it('ranks by cosine similarity exactly as the reference', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      const ids = [];
+      for (const content of CORPUS) ids.push((await a.remember({ content })).id);
+      const vectors = await embedder.embed(CORPUS);
+      const [query] = await embedder.embed(['mountain hiking trails']);
+      const expected = ids
+        .map((id, i) => ({ id, score: cosineReference(query as Float32Array, vectors[i] as Float32Array) }))
+        .filter((e) => Number.isFinite(e.score))
+        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+      const result = await a.recall({ query: 'mountain hiking trails', strategy: 'semantic', limit: 100 });
+      expect(result.strategy).toBe('semantic');
+      expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
+      result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 5));
+    });
+
+    it('fuses lexical, semantic and recency with RRF (k = 60) and explains every lane', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine, clock } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      for (const content of CORPUS) {
+        await a.remember({ content });
+        clock.advance(1000);
+      }
+      const result = await a.recall({ query: 'hiking trails', explain: true, limit: 100 });
+      expect(result.strategy).toBe('hybrid');
+      expect(result.hits.length).toBeGreaterThan(0);
+      for (const hit of result.hits) {
+        const lanes = hit.explain ?? {};
+        const expected = Object.entries(lanes).reduce(
+          (sum, [lane, { rank }]) => sum + DEFAULT_LANE_WEIGHTS[lane as keyof typeof DEFAULT_LANE_WEIGHTS] / (RRF_K + rank),
+          0,
+        );
+        expect(hit.score).toBeCloseTo(expected, 12);
+        expect(lanes.recency).toBeDefined();
+      }
+      const scores = result.hits.map((hit) => hit.score);
+      expect(scores).toEqual([...scores].sort((x, y) => y - x));
+      const lexical = await a.recall({ query: 'hiking trails', strategy: 'lexical', limit: 100 });
+      const ranks = Object.fromEntries(lexical.hits.map((hit, i) => [hit.record.id, i + 1]));
+      for (const hit of result.hits) expect(hit.explain?.lexical?.rank).toBe(ranks[hit.record.id]);
+      expect((await a.recall({ query: 'hiking trails' })).hits.every((hit) => hit.explain === undefined)).toBe(true);
+    });
+
+    it('is a typed error under the no-op embedder, and auto falls back to lexical', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'mountain hiking' });
+      await expect(a.recall({ query: 'hiking', strategy: 'semantic' })).rejects.toMatchObject({ code: 'EMBEDDER_NOT_CONFIGURED' });
+      await expect(a.recall({ query: 'hiking', strategy: 'hybrid' })).rejects.toMatchObject({ code: 'EMBEDDER_NOT_CONFIGURED' });
+      expect((await store.readAudit({ limit: 10 })).map((e) => e.op)).toEqual(['remember']);
+      const auto = await a.recall({ query: 'hiking' });
+      expect([auto.strategy, auto.hits.map((hit) => hit.record.content)]).toEqual(['lexical', ['mountain hiking']]);
+    });
+  });
+}

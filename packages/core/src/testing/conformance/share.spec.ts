@@ -1,0 +1,72 @@
+import type { Harness, TestApi } from './harness.js';
+
+export function shareSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('share', () => {
+    it('grants read: the grantee sees the record but cannot forget or re-share it', async () => {
+      const { engine, store } = await h.open();
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const { id } = await owner.remember({ content: 'shared plan for Q3', scope: 'shared' });
+      await expect(b.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await owner.share({ recordId: id, with: ['agent-b', 'agent-b'] })).toEqual({
+        recordId: id,
+        permission: 'read',
+        grantees: ['agent-b'],
+        expiresAt: null,
+      });
+      expect((await b.get(id)).content).toBe('shared plan for Q3');
+      await expect(b.forget({ ids: [id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(b.share({ recordId: id, with: ['agent-c'] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      const event = (await store.readAudit({ limit: 10 })).find((e) => e.op === 'share');
+      expect([event?.chain, event?.recordIds, event?.details]).toEqual([
+        'owner',
+        [id],
+        { grantees: ['agent-b'], permission: 'read', expiresAt: null },
+      ]);
+    });
+
+    it('follows the permission hierarchy and lets a re-grant replace the old one', async () => {
+      const { engine } = await h.open();
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const c = engine.as('agent-c');
+      const { id } = await owner.remember({ content: 'team doc', scope: 'shared' });
+      await owner.share({ recordId: id, with: ['agent-b'], permission: 'share' });
+      // b may share onward up to its own level, not above.
+      await expect(b.share({ recordId: id, with: ['agent-c'], permission: 'admin' })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await b.share({ recordId: id, with: ['agent-c'], permission: 'delete' });
+      // Downgrade c to read: c can no longer forget.
+      await owner.share({ recordId: id, with: ['agent-c'], permission: 'read' });
+      await expect(c.forget({ ids: [id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await owner.share({ recordId: id, with: ['agent-c'], permission: 'delete' });
+      expect(await c.forget({ ids: [id] })).toEqual({ mode: 'soft', forgotten: [id] });
+      await expect(owner.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('lets a grant lapse at expiresAt', async () => {
+      const { engine, clock } = await h.open();
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const { id } = await owner.remember({ content: 'temporary access', scope: 'shared' });
+      const expiresAt = new Date(clock.now().getTime() + 10_000);
+      expect((await owner.share({ recordId: id, with: ['agent-b'], expiresAt })).expiresAt).toEqual(expiresAt);
+      clock.advance(9_999);
+      expect((await b.get(id)).id).toBe(id);
+      clock.advance(1);
+      await expect(b.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('refuses to share a private record, and grants on public records add permissions', async () => {
+      const { engine } = await h.open();
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const secret = await owner.remember({ content: 'private note' });
+      await expect(owner.share({ recordId: secret.id, with: ['agent-b'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      const open = await owner.remember({ content: 'public note', scope: 'public' });
+      await expect(b.forget({ ids: [open.id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await owner.share({ recordId: open.id, with: ['agent-b'], permission: 'delete' });
+      expect(await b.forget({ ids: [open.id], mode: 'hard' })).toEqual({ mode: 'hard', forgotten: [open.id] });
+    });
+  });
+}

@@ -1,0 +1,51 @@
+import type { JsonObject, MemoryRecord } from '@mnemo/core';
+import { PLAN_METADATA_KEY } from './constants.js';
+
+/** A cached plan as returned by `recallPlan`. */
+export interface CachedPlan {
+  /** The plan record's id. */
+  id: string;
+  /** The query the plan was cached for. */
+  query: string;
+  steps: string[];
+  chunkIds: string[];
+  outcomeScore: number;
+  /** Jaccard similarity between the query's signature and the plan's. */
+  similarity: number;
+}
+
+/**
+ * The payload persisted under `metadata[PLAN_METADATA_KEY]`, snake_case so that
+ * other mnemo implementations read the same records.
+ */
+export interface PlanPayload {
+  query: string;
+  signature_tokens: string[];
+  steps: string[];
+  chunk_ids: string[];
+  outcome_score: number;
+}
+
+export function toPayloadJson(payload: PlanPayload): JsonObject {
+  return { ...payload };
+}
+
+const isStringArray = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** The payload of a plan record, or null when it is malformed (a plan written by something else). */
+export function readPayload(record: MemoryRecord): PlanPayload | null {
+  const payload = record.metadata[PLAN_METADATA_KEY];
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
+  const { query, signature_tokens, steps, chunk_ids, outcome_score } = payload;
+  if (
+    typeof query !== 'string' ||
+    !isStringArray(signature_tokens) ||
+    !isStringArray(steps) ||
+    !isStringArray(chunk_ids) ||
+    typeof outcome_score !== 'number'
+  ) {
+    return null;
+  }
+  return { query, signature_tokens, steps, chunk_ids, outcome_score };
+}

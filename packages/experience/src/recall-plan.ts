@@ -1,0 +1,86 @@
+import { type MemoryHandle, MnemoError, planAccess } from '@mnemo/core';
+import { DEFAULT_SIMILARITY_THRESHOLD } from './constants.js';
+import { type CachedPlan, readPayload } from './plan.js';
+import { jaccard, signatureTokens } from './signature.js';
+
+export interface RecallPlanInput {
+  query: string;
+  /** In (0, 1]; default `DEFAULT_SIMILARITY_THRESHOLD`. */
+  similarityThreshold?: number;
+}
+
+export interface RecallPlanResult {
+  /** The best visible plan at or above the threshold, or null (a miss). */
+  plan: CachedPlan | null;
+  /** Visible plans examined: those sharing a token with the query and within the size bounds. */
+  candidatesConsidered: number;
+}
+
+// Tolerance for the float arithmetic of the size bounds; candidates are verified exactly afterwards.
+const EPSILON = 1e-9;
+
+/**
+ * The best visible cached plan for `query`: highest Jaccard similarity of the
+ * signatures, then highest outcome score, then newest. Exact: every visible
+ * plan that could reach the threshold is examined. Misses (with
+ * `candidatesConsidered: 0`) when experience memory is off.
+ */
+export async function recallPlan(handle: MemoryHandle, input: RecallPlanInput): Promise<RecallPlanResult> {
+  if (typeof input !== 'object' || input === null) {
+    throw new MnemoError('INVALID_INPUT', 'input: must be an object', { details: { field: 'input' } });
+  }
+  if (typeof input.query !== 'string') {
+    throw new MnemoError('INVALID_INPUT', 'query: must be a string', { details: { field: 'query' } });
+  }
+  const threshold = input.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
+  if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
+    throw new MnemoError('INVALID_INPUT', 'similarityThreshold: must be a number in (0, 1]', {
+      details: { field: 'similarityThreshold' },
+    });
+  }
+  const access = planAccess(handle);
+  if (!access.enabled) return { plan: null, candidatesConsidered: 0 };
+
+  const tokens = signatureTokens(input.query);
+  let best: { plan: CachedPlan; createdAt: number } | null = null;
+  let candidatesConsidered = 0;
+  if (tokens.length > 0) {
+    // A set B can reach similarity t against A only if t·|A| ≤ |B| ≤ |A| / t.
+    const candidates = await access.findCandidates({
+      tokens,
+      minTokens: Math.max(1, Math.ceil(threshold * tokens.length - EPSILON)),
+      maxTokens: Math.floor(tokens.length / threshold + EPSILON),
+    });
+    candidatesConsidered = candidates.length;
+    for (const { record, signatureTokens: planTokens } of candidates) {
+      const payload = readPayload(record);
+      if (payload === null) continue;
+      const similarity = jaccard(tokens, planTokens);
+      if (similarity < threshold) continue;
+      const plan: CachedPlan = {
+        id: record.id,
+        query: payload.query,
+        steps: payload.steps,
+        chunkIds: payload.chunk_ids,
+        outcomeScore: payload.outcome_score,
+        similarity,
+      };
+      const createdAt = record.createdAt.getTime();
+      if (best === null || ranksHigher(plan, createdAt, best.plan, best.createdAt)) best = { plan, createdAt };
+    }
+  }
+  await access.auditReplay(best === null ? [] : [best.plan.id], {
+    hit: best !== null,
+    similarity: best?.plan.similarity ?? null,
+    candidatesConsidered,
+    threshold,
+  });
+  return { plan: best?.plan ?? null, candidatesConsidered };
+}
+
+function ranksHigher(plan: CachedPlan, createdAt: number, other: CachedPlan, otherCreatedAt: number): boolean {
+  if (plan.similarity !== other.similarity) return plan.similarity > other.similarity;
+  if (plan.outcomeScore !== other.outcomeScore) return plan.outcomeScore > other.outcomeScore;
+  if (createdAt !== otherCreatedAt) return createdAt > otherCreatedAt;
+  return plan.id > other.id;
+}

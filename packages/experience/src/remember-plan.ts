@@ -1,0 +1,83 @@
+import { type MemoryHandle, MnemoError, planAccess, type Scope } from '@mnemo/core';
+import { DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
+import { toPayloadJson } from './plan.js';
+import { signatureTokens } from './signature.js';
+
+export interface RememberPlanInput {
+  /** The query the plan answered. Its signature is what later queries are matched against. */
+  query: string;
+  /** The steps that produced the outcome (for example tool calls), replayed as they are. */
+  steps: readonly string[];
+  /** Ids of the records (chunks) the plan retrieved. */
+  chunkIds: readonly string[];
+  /** How well the plan did, 0..1. Below `DEFAULT_SUCCESS_THRESHOLD`, NaN or negative: not cached. */
+  outcomeScore: number;
+  /** Default `private`. */
+  scope?: Scope;
+}
+
+export interface RememberPlanResult {
+  /** The plan record's id, or null when nothing was stored. */
+  id: string | null;
+  /** The query's signature tokens. */
+  signature: string[];
+  stored: boolean;
+}
+
+const MAX_STEPS = 256;
+const MAX_CHUNK_IDS = 1000;
+
+function invalid(field: string, message: string): MnemoError {
+  return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
+}
+
+function stringList(field: string, value: unknown, max: number): string[] {
+  if (!Array.isArray(value)) throw invalid(field, 'must be an array of strings');
+  if (value.length > max) throw invalid(field, `must have at most ${max} items`);
+  return value.map((item, index) => {
+    if (typeof item !== 'string') throw invalid(`${field}[${index}]`, 'must be a string');
+    return item;
+  });
+}
+
+/**
+ * Caches a successful plan as a record of the caller's (see SPEC §4). Fails
+ * with `EXPERIENCE_DISABLED` when the engine's experience memory is off.
+ * A failed outcome is not cached: `{ id: null, stored: false }`, nothing written.
+ */
+export async function rememberPlan(handle: MemoryHandle, input: RememberPlanInput): Promise<RememberPlanResult> {
+  const access = planAccess(handle);
+  if (!access.enabled) {
+    throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off: create the engine with experienceMemory: true or withExperienceMemory(engine)');
+  }
+  if (typeof input !== 'object' || input === null) throw invalid('input', 'must be an object');
+  for (const key of Object.keys(input)) {
+    if (!['query', 'steps', 'chunkIds', 'outcomeScore', 'scope'].includes(key)) {
+      throw invalid(`input.${key}`, 'is not a known option');
+    }
+  }
+  const query = access.validateQuery(input.query);
+  const steps = stringList('steps', input.steps, MAX_STEPS);
+  const chunkIds = stringList('chunkIds', input.chunkIds, MAX_CHUNK_IDS);
+  const score = input.outcomeScore;
+  if (typeof score !== 'number' || score > 1 || score === Number.POSITIVE_INFINITY) {
+    throw invalid('outcomeScore', 'must be a number no greater than 1');
+  }
+  const signature = signatureTokens(query);
+  if (Number.isNaN(score) || score < DEFAULT_SUCCESS_THRESHOLD) {
+    return { id: null, signature, stored: false };
+  }
+  const { id } = await access.writePlan({
+    query,
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+    tokens: signature,
+    payload: toPayloadJson({
+      query,
+      signature_tokens: signature,
+      steps,
+      chunk_ids: chunkIds,
+      outcome_score: score === 0 ? 0 : score,
+    }),
+  });
+  return { id, signature, stored: true };
+}

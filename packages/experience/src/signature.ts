@@ -1,0 +1,38 @@
+const SEPARATOR = /[^\p{Alphabetic}\p{N}]+/u;
+
+/** Compares strings by Unicode code point (the order of their UTF-8 bytes). */
+export function compareCodePoints(a: string, b: string): number {
+  const left = a[Symbol.iterator]();
+  const right = b[Symbol.iterator]();
+  for (;;) {
+    const x = left.next();
+    const y = right.next();
+    if (x.done || y.done) return x.done ? (y.done ? 0 : -1) : 1;
+    const difference = (x.value.codePointAt(0) as number) - (y.value.codePointAt(0) as number);
+    if (difference !== 0) return difference;
+  }
+}
+
+/**
+ * The signature of a query: split on every character that is neither
+ * Alphabetic nor Numeric, keep tokens of at least 3 code points (counted
+ * before lowercasing), lowercase, deduplicate, sort by code point.
+ * Word order and case do not matter.
+ */
+export function signatureTokens(query: string): string[] {
+  const tokens = new Set<string>();
+  for (const token of query.split(SEPARATOR)) {
+    if ([...token].length >= 3) tokens.add(token.toLowerCase());
+  }
+  return [...tokens].sort(compareCodePoints);
+}
+
+/** |A ∩ B| / |A ∪ B| of two token sets; 0 when both are empty. */
+export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
+  const left = new Set(a);
+  const right = new Set(b);
+  if (left.size === 0 && right.size === 0) return 0;
+  let shared = 0;
+  for (const token of left) if (right.has(token)) shared += 1;
+  return shared / (left.size + right.size - shared);
+}

@@ -1,0 +1,181 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { MnemoError, type MemoryStore, type StoreTx } from '@mnemo/core';
+import { mapDuckDBError, storeClosed } from './errors.js';
+import { MIGRATIONS } from './migrations.js';
+import * as queries from './queries.js';
+import { Session } from './session.js';
+import { Params } from './sql.js';
+
+export interface DuckDBStoreOptions {
+  /** A database file (created if missing) or `':memory:'`. */
+  path: string;
+  /** DuckDB configuration options for the instance, for example `{ threads: '2' }`. */
+  config?: Record<string, string>;
+  /** Most connections kept open for reads outside transactions (default 4). */
+  maxReaders?: number;
+}
+
+/**
+ * A `MemoryStore` on DuckDB. One process holds a database file for writing;
+ * within it, transactions run one at a time on a single writer connection
+ * (DuckDB's own rule for a file), while reads use a small pool of other
+ * connections and see the last committed state.
+ */
+export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
+  if (typeof options?.path !== 'string' || options.path.length === 0) {
+    throw new MnemoError('INVALID_INPUT', 'path: a file path or ":memory:" is required', { details: { field: 'path' } });
+  }
+  return new DuckDBStore(options);
+}
+
+class DuckDBStore implements MemoryStore {
+  readonly capabilities = { name: 'duckdb', multiProcess: false } as const;
+  private instance: DuckDBInstance | null = null;
+  private writer: Session | null = null;
+  private readers: Session[] = [];
+  private readonly idle: Session[] = [];
+  private opening: Promise<void> | null = null;
+  private closed = false;
+  // Tail of the queue of transactions on the writer connection.
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: DuckDBStoreOptions) {}
+
+  init(): Promise<void> {
+    if (this.closed) return Promise.reject(storeClosed());
+    this.opening ??= this.open().catch((error) => {
+      this.opening = null;
+      this.release();
+      throw error;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<void> {
+    try {
+      this.instance = await DuckDBInstance.create(this.options.path, this.options.config);
+      this.writer = new Session(await this.instance.connect());
+    } catch (error) {
+      throw mapDuckDBError(error, `opening ${this.options.path}`);
+    }
+    const writer = this.writer;
+    await writer.exec(
+      'CREATE TABLE IF NOT EXISTS mnemo_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)',
+    );
+    const [row] = await writer.all('SELECT coalesce(max(version), 0) AS version FROM mnemo_migrations');
+    const current = Number(row?.version ?? 0);
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await this.inTransaction(writer, async () => {
+        for (const statement of migration.statements) await writer.exec(statement);
+        const p = new Params();
+        await writer.exec(
+          `INSERT INTO mnemo_migrations (version, name) VALUES (${p.scalar(migration.version)}, ${p.scalar(migration.name)})`,
+          p,
+        );
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.opening?.catch(() => undefined);
+    await this.queue.catch(() => undefined);
+    this.release();
+  }
+
+  private release(): void {
+    for (const session of [...this.readers, ...(this.writer ? [this.writer] : [])]) {
+      session.connection.closeSync();
+    }
+    this.readers = [];
+    this.idle.length = 0;
+    this.writer = null;
+    this.instance?.closeSync();
+    this.instance = null;
+  }
+
+  private openWriter(): Session {
+    if (this.closed || this.writer === null) throw storeClosed();
+    return this.writer;
+  }
+
+  /** Runs a read on an idle pooled connection (opening one if the pool has room). */
+  private async read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+    this.openWriter();
+    const instance = this.instance as DuckDBInstance;
+    let session = this.idle.pop();
+    if (session === undefined) {
+      try {
+        session = new Session(await instance.connect());
+      } catch (error) {
+        throw mapDuckDBError(error, 'connecting');
+      }
+      this.readers.push(session);
+    }
+    try {
+      return await fn(session);
+    } finally {
+      if (this.closed) {
+        // close() already released the connection.
+      } else if (this.idle.length < (this.options.maxReaders ?? 4)) {
+        this.idle.push(session);
+      } else {
+        this.readers = this.readers.filter((s) => s !== session);
+        session.connection.closeSync();
+      }
+    }
+  }
+
+  private async inTransaction<T>(session: Session, fn: () => Promise<T>): Promise<T> {
+    await session.exec('BEGIN TRANSACTION');
+    try {
+      const result = await fn();
+      await session.exec('COMMIT');
+      return result;
+    } catch (error) {
+      await session.exec('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    let writer: Session;
+    try {
+      writer = this.openWriter();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const run = this.queue.then(() => {
+      if (this.closed) throw storeClosed();
+      return this.inTransaction(writer, () => fn(transactionOn(writer)));
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  get: MemoryStore['get'] = (visibility, ids) => this.read((s) => queries.getRecords(s, visibility, ids));
+  list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
+  searchLexical: MemoryStore['searchLexical'] = (query) => this.read((s) => queries.searchLexical(s, query));
+  searchVector: MemoryStore['searchVector'] = (query) => this.read((s) => queries.searchVector(s, query));
+  findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
+    this.read((s) => queries.findPlanCandidates(s, query));
+  readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
+  auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
+}
+
+function transactionOn(s: Session): StoreTx {
+  return {
+    get: (visibility, ids) => queries.getRecords(s, visibility, ids),
+    list: (query) => queries.listRecords(s, query),
+    findLiveDuplicate: (dedupKey, now) => queries.findLiveDuplicate(s, dedupKey, now),
+    insertRecord: (record) => queries.insertRecord(s, record),
+    deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
+    redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
+    putGrants: (grants) => queries.putGrants(s, grants),
+    touch: (ids, at) => queries.touch(s, ids, at),
+    auditHead: (chain) => queries.auditHead(s, chain),
+    appendAudit: (event) => queries.appendAudit(s, event),
+  };
+}

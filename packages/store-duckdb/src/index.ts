@@ -1,0 +1,1 @@
+export { createDuckDBStore, type DuckDBStoreOptions } from './duckdb-store.js';

@@ -1,0 +1,89 @@
+/**
+ * Versioned schema migrations, applied in order by `init()`, each in its own
+ * transaction and recorded in `mnemo_migrations`. Never edit a released
+ * migration; add the next version.
+ *
+ * Timestamps are BIGINT Unix milliseconds (the engine's clock, exactly).
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records, postings, plan tokens, grants, audit chains',
+    statements: [
+      `CREATE TABLE mnemo_records (
+        id VARCHAR PRIMARY KEY,
+        agent_id VARCHAR NOT NULL,
+        org_id VARCHAR,
+        content VARCHAR NOT NULL,
+        memory_type VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL,
+        importance DOUBLE NOT NULL,
+        tags VARCHAR[] NOT NULL,
+        metadata VARCHAR NOT NULL,
+        embedding FLOAT[],
+        content_hash VARCHAR NOT NULL,
+        dedup_key VARCHAR NOT NULL,
+        is_plan BOOLEAN NOT NULL,
+        doc_length INTEGER NOT NULL,
+        plan_tokens VARCHAR[],
+        plan_token_count INTEGER,
+        thread_id VARCHAR,
+        source_type VARCHAR,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        deleted_at BIGINT,
+        access_count BIGINT NOT NULL,
+        last_accessed_at BIGINT
+      )`,
+      'CREATE INDEX mnemo_records_dedup_key ON mnemo_records (dedup_key)',
+      'CREATE INDEX mnemo_records_agent ON mnemo_records (agent_id)',
+      `CREATE TABLE mnemo_postings (
+        record_id VARCHAR NOT NULL,
+        term VARCHAR NOT NULL,
+        tf INTEGER NOT NULL
+      )`,
+      'CREATE INDEX mnemo_postings_term ON mnemo_postings (term)',
+      'CREATE INDEX mnemo_postings_record ON mnemo_postings (record_id)',
+      `CREATE TABLE mnemo_plan_tokens (
+        record_id VARCHAR NOT NULL,
+        token VARCHAR NOT NULL
+      )`,
+      'CREATE INDEX mnemo_plan_tokens_token ON mnemo_plan_tokens (token)',
+      `CREATE TABLE mnemo_grants (
+        record_id VARCHAR NOT NULL,
+        grantee_agent_id VARCHAR NOT NULL,
+        grantee_org_id VARCHAR,
+        level INTEGER NOT NULL,
+        granted_by VARCHAR NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT
+      )`,
+      'CREATE INDEX mnemo_grants_record ON mnemo_grants (record_id)',
+      `CREATE TABLE mnemo_audit_events (
+        chain VARCHAR NOT NULL,
+        seq BIGINT NOT NULL,
+        id VARCHAR NOT NULL,
+        occurred_at BIGINT NOT NULL,
+        principal VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        record_ids VARCHAR[] NOT NULL,
+        details VARCHAR NOT NULL,
+        prev_hash VARCHAR NOT NULL,
+        hash VARCHAR NOT NULL,
+        PRIMARY KEY (chain, seq)
+      )`,
+      `CREATE TABLE mnemo_audit_heads (
+        chain VARCHAR PRIMARY KEY,
+        seq BIGINT NOT NULL,
+        hash VARCHAR NOT NULL
+      )`,
+    ],
+  },
+];

@@ -1,0 +1,286 @@
+import {
+  BM25_B,
+  BM25_K1,
+  type AuditEvent,
+  type AuditHead,
+  type AuditPage,
+  type Grant,
+  type LexicalQuery,
+  type ListQuery,
+  type NewRecord,
+  type PlanCandidate,
+  type PlanCandidateQuery,
+  permissionFromLevel,
+  permissionLevel,
+  type ScoredRecord,
+  type VectorQuery,
+  type Visibility,
+  type VisibleRecord,
+} from '@mnemo/core';
+import { rowToAuditEvent, rowToRecord } from './rows.js';
+import type { Row, Session } from './session.js';
+import { filterPredicate, Params, permissionLevelExpression, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+
+// Every SQL statement of the store, as functions of a session, so the same
+// reads run outside a transaction (a pooled reader) and inside one (the writer).
+
+function toVisible(row: Row): VisibleRecord {
+  const permission = permissionFromLevel(Number(row.permission_level));
+  return { record: rowToRecord(row), permission: permission ?? 'read' };
+}
+
+function toScored(row: Row): ScoredRecord {
+  return { record: rowToRecord(row), score: Number(row.score) };
+}
+
+export async function getRecords(s: Session, visibility: Visibility, ids: readonly string[]): Promise<VisibleRecord[]> {
+  if (ids.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(p, visibility)} AS permission_level
+     FROM mnemo_records r
+     WHERE r.id IN (SELECT unnest(${p.strings(ids)})) AND ${visiblePredicate(p, visibility)}`,
+    p,
+  );
+  return rows.map(toVisible);
+}
+
+export async function listRecords(s: Session, query: ListQuery): Promise<VisibleRecord[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(p, query.visibility)} AS permission_level
+     FROM mnemo_records r
+     WHERE ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+       ${query.includePlans === true ? '' : 'AND NOT r.is_plan'}
+       ${query.afterId === undefined ? '' : `AND r.id > ${p.scalar(query.afterId)}`}
+     ORDER BY r.id
+     ${query.limit === undefined ? '' : `LIMIT ${p.scalar(query.limit)}`}`,
+    p,
+  );
+  return rows.map(toVisible);
+}
+
+export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const k1 = p.scalar(BM25_K1);
+  const b = p.scalar(BM25_B);
+  const rows = await s.all(
+    `WITH visible AS (
+       SELECT r.id, r.doc_length FROM mnemo_records r
+       WHERE NOT r.is_plan AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+     ),
+     stats AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl FROM visible),
+     hits AS (
+       SELECT po.record_id, po.term, po.tf::DOUBLE AS tf, v.doc_length::DOUBLE AS dl
+       FROM mnemo_postings po JOIN visible v ON v.id = po.record_id
+       WHERE po.term IN (SELECT unnest(${p.strings(query.terms)}))
+     ),
+     df AS (SELECT term, count(*)::DOUBLE AS df FROM hits GROUP BY term),
+     scored AS (
+       SELECT h.record_id,
+              sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))) AS score
+       FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
+       GROUP BY h.record_id
+     )
+     SELECT ${RECORD_COLUMNS}, sc.score
+     FROM scored sc JOIN mnemo_records r ON r.id = sc.record_id
+     ORDER BY sc.score DESC, r.id ASC
+     LIMIT ${p.scalar(query.limit)}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+export async function searchVector(s: Session, query: VectorQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT * FROM (
+       SELECT ${RECORD_COLUMNS},
+              list_cosine_similarity(r.embedding, ${p.floats(query.vector)}) AS score
+       FROM mnemo_records r
+       WHERE NOT r.is_plan AND r.embedding IS NOT NULL AND len(r.embedding) = ${p.scalar(query.vector.length)}
+         AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+     ) r
+     WHERE r.score IS NOT NULL AND NOT isnan(r.score)
+     ORDER BY r.score DESC, r.id ASC
+     LIMIT ${p.scalar(query.limit)}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+export async function findPlanCandidates(s: Session, query: PlanCandidateQuery): Promise<PlanCandidate[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, r.plan_tokens
+     FROM mnemo_records r
+     WHERE r.is_plan
+       AND r.plan_token_count BETWEEN ${p.scalar(query.minTokens)} AND ${p.scalar(query.maxTokens)}
+       AND r.id IN (SELECT t.record_id FROM mnemo_plan_tokens t WHERE t.token IN (SELECT unnest(${p.strings(query.tokens)})))
+       AND ${visiblePredicate(p, query.visibility)}`,
+    p,
+  );
+  return rows.map((row) => ({ record: rowToRecord(row), signatureTokens: row.plan_tokens as string[] }));
+}
+
+export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
+  const p = new Params();
+  const after =
+    page.after === undefined
+      ? 'TRUE'
+      : `(chain > ${p.scalar(page.after.chain)} OR (chain = ${p.scalar(page.after.chain)} AND seq > ${p.scalar(page.after.seq)}))`;
+  const rows = await s.all(
+    `SELECT * FROM mnemo_audit_events WHERE ${after} ORDER BY chain, seq LIMIT ${p.scalar(page.limit)}`,
+    p,
+  );
+  return rows.map(rowToAuditEvent);
+}
+
+export async function auditHeads(s: Session): Promise<AuditHead[]> {
+  const rows = await s.all('SELECT chain, seq, hash FROM mnemo_audit_heads ORDER BY chain');
+  return rows.map((row) => ({ chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string }));
+}
+
+export async function auditHead(s: Session, chain: string): Promise<AuditHead | null> {
+  const p = new Params();
+  const [row] = await s.all(`SELECT chain, seq, hash FROM mnemo_audit_heads WHERE chain = ${p.scalar(chain)}`, p);
+  return row === undefined ? null : { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
+}
+
+export async function appendAudit(s: Session, event: AuditEvent): Promise<void> {
+  const p = new Params();
+  await s.exec(
+    `INSERT INTO mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
+     VALUES (${p.scalar(event.chain)}, ${p.scalar(event.seq)}, ${p.scalar(event.id)}, ${p.time(event.at)},
+             ${p.scalar(event.principal)}, ${p.scalar(event.op)}, ${p.strings(event.recordIds)},
+             ${p.scalar(JSON.stringify(event.details))}, ${p.scalar(event.prevHash)}, ${p.scalar(event.hash)})`,
+    p,
+  );
+  const h = new Params();
+  const chain = h.scalar(event.chain);
+  const seq = h.scalar(event.seq);
+  const hash = h.scalar(event.hash);
+  await s.exec(
+    event.seq === 1
+      ? `INSERT INTO mnemo_audit_heads (chain, seq, hash) VALUES (${chain}, ${seq}, ${hash})`
+      : `UPDATE mnemo_audit_heads SET seq = ${seq}, hash = ${hash} WHERE chain = ${chain}`,
+    h,
+  );
+}
+
+export async function findLiveDuplicate(
+  s: Session,
+  dedupKey: string,
+  now: Date,
+): Promise<{ id: string; contentHash: string } | null> {
+  const p = new Params();
+  const [row] = await s.all(
+    `SELECT id, content_hash FROM mnemo_records
+     WHERE dedup_key = ${p.scalar(dedupKey)} AND deleted_at IS NULL
+       AND (expires_at IS NULL OR expires_at > ${p.time(now)})
+     ORDER BY id LIMIT 1`,
+    p,
+  );
+  return row === undefined ? null : { id: row.id as string, contentHash: row.content_hash as string };
+}
+
+export async function insertRecord(s: Session, input: NewRecord): Promise<void> {
+  const { record } = input;
+  const p = new Params();
+  await s.exec(
+    `INSERT INTO mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
+       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
+       source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
+     VALUES (${p.scalar(record.id)}, ${p.scalar(record.agentId)}, ${p.scalar(record.orgId)},
+       ${p.scalar(record.content)}, ${p.scalar(record.memoryType)}, ${p.scalar(record.scope)},
+       ${p.scalar(record.importance)}, ${p.strings(record.tags)}, ${p.scalar(JSON.stringify(record.metadata))},
+       ${p.floats(record.embedding)}, ${p.scalar(record.contentHash)}, ${p.scalar(input.dedupKey)},
+       ${p.scalar(input.isPlan)}, ${p.scalar(input.docLength)},
+       ${input.planTokens === null ? 'NULL' : p.strings(input.planTokens)},
+       ${p.scalar(input.planTokens?.length ?? null)}, ${p.scalar(record.threadId)}, ${p.scalar(record.sourceType)},
+       ${p.time(record.createdAt)}, ${p.time(record.updatedAt)}, ${p.time(record.expiresAt)}, NULL, 0, NULL)`,
+    p,
+  );
+  if (input.terms.length > 0) {
+    const q = new Params();
+    await s.exec(
+      `INSERT INTO mnemo_postings (record_id, term, tf)
+       SELECT ${q.scalar(record.id)}, unnest(${q.strings(input.terms.map((t) => t.term))}),
+              unnest(${q.integers(input.terms.map((t) => t.tf))})`,
+      q,
+    );
+  }
+  if (input.planTokens !== null && input.planTokens.length > 0) {
+    const q = new Params();
+    await s.exec(
+      `INSERT INTO mnemo_plan_tokens (record_id, token)
+       SELECT ${q.scalar(record.id)}, unnest(${q.strings(input.planTokens)})`,
+      q,
+    );
+  }
+}
+
+async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void> {
+  for (const table of ['mnemo_postings', 'mnemo_plan_tokens']) {
+    const p = new Params();
+    await s.exec(`DELETE FROM ${table} WHERE record_id IN (SELECT unnest(${p.strings(ids)}))`, p);
+  }
+}
+
+export async function deleteRecords(s: Session, ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void> {
+  await deleteIndexRows(s, ids);
+  const p = new Params();
+  if (mode === 'hard') {
+    const g = new Params();
+    await s.exec(`DELETE FROM mnemo_grants WHERE record_id IN (SELECT unnest(${g.strings(ids)}))`, g);
+    await s.exec(`DELETE FROM mnemo_records WHERE id IN (SELECT unnest(${p.strings(ids)}))`, p);
+  } else {
+    await s.exec(
+      `UPDATE mnemo_records SET deleted_at = ${p.time(at)}, updated_at = ${p.time(at)}
+       WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
+      p,
+    );
+  }
+}
+
+export async function redactRecords(s: Session, ids: readonly string[], content: string, at: Date): Promise<void> {
+  await deleteIndexRows(s, ids);
+  const p = new Params();
+  await s.exec(
+    `UPDATE mnemo_records
+     SET content = ${p.scalar(content)}, metadata = '{}', embedding = NULL, doc_length = 0,
+         plan_tokens = NULL, plan_token_count = NULL, deleted_at = ${p.time(at)}, updated_at = ${p.time(at)}
+     WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
+    p,
+  );
+}
+
+export async function putGrants(s: Session, grants: readonly Grant[]): Promise<void> {
+  for (const grant of grants) {
+    const d = new Params();
+    await s.exec(
+      `DELETE FROM mnemo_grants WHERE record_id = ${d.scalar(grant.recordId)}
+         AND grantee_agent_id = ${d.scalar(grant.granteeAgentId)}
+         AND grantee_org_id IS NOT DISTINCT FROM ${d.scalar(grant.granteeOrgId)}`,
+      d,
+    );
+    const p = new Params();
+    await s.exec(
+      `INSERT INTO mnemo_grants (record_id, grantee_agent_id, grantee_org_id, level, granted_by, created_at, expires_at)
+       VALUES (${p.scalar(grant.recordId)}, ${p.scalar(grant.granteeAgentId)}, ${p.scalar(grant.granteeOrgId)},
+               ${p.scalar(permissionLevel(grant.permission))}, ${p.scalar(grant.grantedBy)},
+               ${p.time(grant.createdAt)}, ${p.time(grant.expiresAt)})`,
+      p,
+    );
+  }
+}
+
+export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
+  const p = new Params();
+  await s.exec(
+    `UPDATE mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
+     WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
+    p,
+  );
+}

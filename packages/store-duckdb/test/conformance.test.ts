@@ -1,0 +1,23 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runConformanceSuite } from '@mnemo/core/testing';
+import * as vitest from 'vitest';
+import { createDuckDBStore } from '../src/index.js';
+
+runConformanceSuite(vitest, {
+  name: 'duckdb :memory:',
+  createStore: () => createDuckDBStore({ path: ':memory:' }),
+});
+
+const folders = new WeakMap<object, string>();
+runConformanceSuite(vitest, {
+  name: 'duckdb file',
+  createStore: () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-'));
+    const store = createDuckDBStore({ path: join(folder, 'mnemo.duckdb') });
+    folders.set(store, folder);
+    return store;
+  },
+  destroyStore: (store) => rmSync(folders.get(store) as string, { recursive: true, force: true }),
+});
