@@ -169,13 +169,13 @@ function transactionOn(s: Session): StoreTx {
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
-    findLiveDuplicate: (dedupKey, now) => queries.findLiveDuplicate(s, dedupKey, now),
-    insertRecord: (record) => queries.insertRecord(s, record),
+    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
+    insertRecords: (records) => queries.insertRecords(s, records),
     deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
     putGrants: (grants) => queries.putGrants(s, grants),
     touch: (ids, at) => queries.touch(s, ids, at),
     auditHead: (chain) => queries.auditHead(s, chain),
-    appendAudit: (event) => queries.appendAudit(s, event),
+    appendAudit: (events) => queries.appendAudit(s, events),
   };
 }

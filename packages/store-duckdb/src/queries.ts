@@ -148,74 +148,91 @@ export async function auditHead(s: Session, chain: string): Promise<AuditHead | 
   return row === undefined ? null : { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
 }
 
-export async function appendAudit(s: Session, event: AuditEvent): Promise<void> {
+export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
+  if (events.length === 0) return;
   const p = new Params();
   await s.exec(
     `INSERT INTO mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
-     VALUES (${p.scalar(event.chain)}, ${p.scalar(event.seq)}, ${p.scalar(event.id)}, ${p.time(event.at)},
-             ${p.scalar(event.principal)}, ${p.scalar(event.op)}, ${p.strings(event.recordIds)},
-             ${p.scalar(JSON.stringify(event.details))}, ${p.scalar(event.prevHash)}, ${p.scalar(event.hash)})`,
+     SELECT unnest(${p.strings(events.map((e) => e.chain))}), unnest(${p.bigints(events.map((e) => e.seq))}),
+            unnest(${p.strings(events.map((e) => e.id))}), unnest(${p.times(events.map((e) => e.at))}),
+            unnest(${p.strings(events.map((e) => e.principal))}), unnest(${p.strings(events.map((e) => e.op))}),
+            unnest(${p.stringLists(events.map((e) => e.recordIds))}),
+            unnest(${p.strings(events.map((e) => JSON.stringify(e.details)))}),
+            unnest(${p.strings(events.map((e) => e.prevHash))}), unnest(${p.strings(events.map((e) => e.hash))})`,
     p,
   );
+  const heads = new Map(events.map((event) => [event.chain, event]));
   const h = new Params();
-  const chain = h.scalar(event.chain);
-  const seq = h.scalar(event.seq);
-  const hash = h.scalar(event.hash);
   await s.exec(
-    event.seq === 1
-      ? `INSERT INTO mnemo_audit_heads (chain, seq, hash) VALUES (${chain}, ${seq}, ${hash})`
-      : `UPDATE mnemo_audit_heads SET seq = ${seq}, hash = ${hash} WHERE chain = ${chain}`,
+    `INSERT OR REPLACE INTO mnemo_audit_heads (chain, seq, hash)
+     SELECT unnest(${h.strings([...heads.keys()])}), unnest(${h.bigints([...heads.values()].map((e) => e.seq))}),
+            unnest(${h.strings([...heads.values()].map((e) => e.hash))})`,
     h,
   );
 }
 
-export async function findLiveDuplicate(
+export async function findLiveDuplicates(
   s: Session,
-  dedupKey: string,
+  dedupKeys: readonly string[],
   now: Date,
-): Promise<{ id: string; contentHash: string } | null> {
+): Promise<Map<string, { id: string; contentHash: string }>> {
+  const found = new Map<string, { id: string; contentHash: string }>();
+  if (dedupKeys.length === 0) return found;
   const p = new Params();
-  const [row] = await s.all(
-    `SELECT id, content_hash FROM mnemo_records
-     WHERE dedup_key = ${p.scalar(dedupKey)} AND deleted_at IS NULL
+  const rows = await s.all(
+    `SELECT dedup_key, id, content_hash FROM mnemo_records
+     WHERE dedup_key IN (SELECT unnest(${p.strings(dedupKeys)})) AND deleted_at IS NULL
        AND (expires_at IS NULL OR expires_at > ${p.time(now)})
-     ORDER BY id LIMIT 1`,
+     ORDER BY id`,
     p,
   );
-  return row === undefined ? null : { id: row.id as string, contentHash: row.content_hash as string };
+  for (const row of rows) {
+    const key = row.dedup_key as string;
+    if (!found.has(key)) found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
+  }
+  return found;
 }
 
-export async function insertRecord(s: Session, input: NewRecord): Promise<void> {
-  const { record } = input;
+export async function insertRecords(s: Session, inputs: readonly NewRecord[]): Promise<void> {
+  if (inputs.length === 0) return;
+  const records = inputs.map((input) => input.record);
   const p = new Params();
   await s.exec(
     `INSERT INTO mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
        embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
        source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
-     VALUES (${p.scalar(record.id)}, ${p.scalar(record.agentId)}, ${p.scalar(record.orgId)},
-       ${p.scalar(record.content)}, ${p.scalar(record.memoryType)}, ${p.scalar(record.scope)},
-       ${p.scalar(record.importance)}, ${p.strings(record.tags)}, ${p.scalar(JSON.stringify(record.metadata))},
-       ${p.floats(record.embedding)}, ${p.scalar(record.contentHash)}, ${p.scalar(input.dedupKey)},
-       ${p.scalar(input.isPlan)}, ${p.scalar(input.docLength)},
-       ${input.planTokens === null ? 'NULL' : p.strings(input.planTokens)},
-       ${p.scalar(input.planTokens?.length ?? null)}, ${p.scalar(record.threadId)}, ${p.scalar(record.sourceType)},
-       ${p.time(record.createdAt)}, ${p.time(record.updatedAt)}, ${p.time(record.expiresAt)}, NULL, 0, NULL)`,
+     SELECT unnest(${p.strings(records.map((r) => r.id))}), unnest(${p.strings(records.map((r) => r.agentId))}),
+       unnest(${p.nullableStrings(records.map((r) => r.orgId))}), unnest(${p.strings(records.map((r) => r.content))}),
+       unnest(${p.strings(records.map((r) => r.memoryType))}), unnest(${p.strings(records.map((r) => r.scope))}),
+       unnest(${p.doubles(records.map((r) => r.importance))}), unnest(${p.stringLists(records.map((r) => r.tags))}),
+       unnest(${p.strings(records.map((r) => JSON.stringify(r.metadata)))}),
+       unnest(${p.floatLists(records.map((r) => r.embedding))}),
+       unnest(${p.strings(records.map((r) => r.contentHash))}), unnest(${p.strings(inputs.map((i) => i.dedupKey))}),
+       unnest(${p.booleans(inputs.map((i) => i.isPlan))}), unnest(${p.bigints(inputs.map((i) => i.docLength))}),
+       unnest(${p.stringLists(inputs.map((i) => i.planTokens))}),
+       unnest(${p.bigints(inputs.map((i) => i.planTokens?.length ?? null))}),
+       unnest(${p.nullableStrings(records.map((r) => r.threadId))}),
+       unnest(${p.nullableStrings(records.map((r) => r.sourceType))}),
+       unnest(${p.times(records.map((r) => r.createdAt))}), unnest(${p.times(records.map((r) => r.updatedAt))}),
+       unnest(${p.times(records.map((r) => r.expiresAt))}), NULL, 0, NULL`,
     p,
   );
-  if (input.terms.length > 0) {
+  const postings = inputs.flatMap((input) => input.terms.map((t) => ({ id: input.record.id, ...t })));
+  if (postings.length > 0) {
     const q = new Params();
     await s.exec(
       `INSERT INTO mnemo_postings (record_id, term, tf)
-       SELECT ${q.scalar(record.id)}, unnest(${q.strings(input.terms.map((t) => t.term))}),
-              unnest(${q.integers(input.terms.map((t) => t.tf))})`,
+       SELECT unnest(${q.strings(postings.map((x) => x.id))}), unnest(${q.strings(postings.map((x) => x.term))}),
+              unnest(${q.integers(postings.map((x) => x.tf))})`,
       q,
     );
   }
-  if (input.planTokens !== null && input.planTokens.length > 0) {
+  const tokens = inputs.flatMap((input) => (input.planTokens ?? []).map((token) => ({ id: input.record.id, token })));
+  if (tokens.length > 0) {
     const q = new Params();
     await s.exec(
       `INSERT INTO mnemo_plan_tokens (record_id, token)
-       SELECT ${q.scalar(record.id)}, unnest(${q.strings(input.planTokens)})`,
+       SELECT unnest(${q.strings(tokens.map((x) => x.id))}), unnest(${q.strings(tokens.map((x) => x.token))})`,
       q,
     );
   }

@@ -1,4 +1,7 @@
 import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
   type DuckDBType,
   type DuckDBValue,
   FLOAT,
@@ -17,7 +20,7 @@ export class Params {
 
   /** Binds a scalar (string, number, boolean or null) and returns its placeholder. */
   scalar(value: string | number | boolean | null): string {
-    const name = `p${++this.counter}`;
+    const name = this.next();
     this.values[name] = value;
     return `$${name}`;
   }
@@ -40,11 +43,52 @@ export class Params {
     return this.list(Array.from(values), FLOAT);
   }
 
-  private list(values: readonly (string | number)[], itemType: DuckDBType): string {
-    const name = `p${++this.counter}`;
+  // Column lists, for multi-row statements: `SELECT unnest($a), unnest($b), …` zips them into rows.
+
+  nullableStrings(values: readonly (string | null)[]): string {
+    return this.list(values, VARCHAR);
+  }
+
+  doubles(values: readonly number[]): string {
+    return this.list(values, DOUBLE);
+  }
+
+  bigints(values: readonly (number | null)[]): string {
+    return this.list(values, BIGINT);
+  }
+
+  times(values: readonly (Date | null)[]): string {
+    return this.list(values.map((value) => (value === null ? null : value.getTime())), BIGINT);
+  }
+
+  booleans(values: readonly boolean[]): string {
+    return this.list(values, BOOLEAN);
+  }
+
+  stringLists(values: readonly (readonly string[] | null)[]): string {
+    const name = this.next();
+    this.values[name] = listValue(values.map((items) => (items === null ? null : listValue([...items]))));
+    this.types[name] = LIST(LIST(VARCHAR));
+    return `$${name}`;
+  }
+
+  floatLists(values: readonly (Float32Array | null)[]): string {
+    const name = this.next();
+    this.values[name] = listValue(values.map((items) => (items === null ? null : listValue(Array.from(items)))));
+    this.types[name] = LIST(LIST(FLOAT));
+    return `$${name}`;
+  }
+
+  private list(values: readonly (string | number | boolean | null)[], itemType: DuckDBType): string {
+    const name = this.next();
     this.values[name] = listValue([...values]);
     this.types[name] = LIST(itemType);
     return `$${name}`;
+  }
+
+  private next(): string {
+    this.counter += 1;
+    return `p${this.counter}`;
   }
 }
 

@@ -1,5 +1,5 @@
 import { queryTerms, termFrequencies } from '../analyzer.js';
-import { chainEvent } from '../audit/audit-event.js';
+import { type AuditOp, chainEvent } from '../audit/audit-event.js';
 import { sha256Hex } from '../canonical.js';
 import { invalidInput, MnemoError } from '../errors.js';
 import { contentHash, dedupKey, principalKey } from '../hashing.js';
@@ -34,8 +34,10 @@ import {
   validateScope,
   validateTags,
   validateUnitInterval,
+  type Limits,
 } from '../validation.js';
 import { embedTexts } from './embed.js';
+import { writeRecords } from './write-records.js';
 import type { EngineContext } from './engine-context.js';
 import { fuseLanes, type Lane, type LaneScore, recencyLane } from './fusion.js';
 
@@ -142,6 +144,34 @@ export interface RecordDraft {
   plan: { tokens: string[]; payload: JsonObject } | null;
 }
 
+/** Validates one `RememberInput` into a draft; `prefix` names the input in errors. */
+function draftFrom(input: unknown, limits: Limits, prefix: string): RecordDraft {
+  const fields = checkKeys(prefix === '' ? 'input' : prefix.slice(0, -1), input, [
+    'content',
+    'memoryType',
+    'scope',
+    'importance',
+    'tags',
+    'metadata',
+    'threadId',
+    'sourceType',
+    'expiresAt',
+  ]);
+  const f = (name: string) => `${prefix}${name}`;
+  return {
+    content: validateContent(f('content'), fields.content, limits),
+    memoryType: fields.memoryType === undefined ? 'episodic' : validateMemoryType(f('memoryType'), fields.memoryType),
+    scope: fields.scope === undefined ? 'private' : validateScope(f('scope'), fields.scope),
+    importance: fields.importance === undefined ? 0.5 : validateUnitInterval(f('importance'), fields.importance),
+    tags: fields.tags === undefined ? [] : validateTags(f('tags'), fields.tags, limits),
+    metadata: fields.metadata === undefined ? {} : validateMetadata(f('metadata'), fields.metadata, limits),
+    threadId: fields.threadId === undefined ? null : validateLabel(f('threadId'), fields.threadId, 256),
+    sourceType: fields.sourceType === undefined ? null : validateLabel(f('sourceType'), fields.sourceType, 256),
+    expiresAt: fields.expiresAt === undefined ? null : validateDate(f('expiresAt'), fields.expiresAt),
+    plan: null,
+  };
+}
+
 const contexts = new WeakMap<MemoryHandle, EngineContext>();
 
 /** The engine context behind a handle. Internal to core. */
@@ -174,31 +204,25 @@ export class MemoryHandle {
 
   /** Stores a memory; see `RememberInput`. Bad input is `INVALID_INPUT` and writes nothing. */
   async remember(input: RememberInput): Promise<RememberResult> {
-    const { limits } = this.context;
-    const fields = checkKeys('input', input, [
-      'content',
-      'memoryType',
-      'scope',
-      'importance',
-      'tags',
-      'metadata',
-      'threadId',
-      'sourceType',
-      'expiresAt',
-    ]);
-    const draft: RecordDraft = {
-      content: validateContent('content', fields.content, limits),
-      memoryType: fields.memoryType === undefined ? 'episodic' : validateMemoryType('memoryType', fields.memoryType),
-      scope: fields.scope === undefined ? 'private' : validateScope('scope', fields.scope),
-      importance: fields.importance === undefined ? 0.5 : validateUnitInterval('importance', fields.importance),
-      tags: fields.tags === undefined ? [] : validateTags('tags', fields.tags, limits),
-      metadata: fields.metadata === undefined ? {} : validateMetadata('metadata', fields.metadata, limits),
-      threadId: fields.threadId === undefined ? null : validateLabel('threadId', fields.threadId, 256),
-      sourceType: fields.sourceType === undefined ? null : validateLabel('sourceType', fields.sourceType, 256),
-      expiresAt: fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt),
-      plan: null,
-    };
-    return writeRecord(this, draft);
+    const draft = draftFrom(input, this.context.limits, '');
+    const [result] = await writeRecords(this, [draft], this.context.clock.now());
+    return result as RememberResult;
+  }
+
+  /**
+   * Stores many memories: every input is validated before anything is written
+   * (a bad one fails the call with `INVALID_INPUT` naming its index, e.g.
+   * `inputs[3].content`), then records are embedded in batches and written
+   * with their audit events in one transaction per 500 records. Results are
+   * in input order; duplicates (of live records or of earlier inputs) return
+   * the first record's id with `deduplicated: true`.
+   */
+  async rememberMany(inputs: readonly RememberInput[]): Promise<RememberResult[]> {
+    const { limits, clock } = this.context;
+    const drafts = validateArray('inputs', inputs, 100_000).map((input, index) =>
+      draftFrom(input, limits, `inputs[${index}].`),
+    );
+    return writeRecords(this, drafts, clock.now(), (index) => `inputs[${index}].expiresAt`);
   }
 
   /** Finds memories; see `RecallInput`. */
@@ -369,76 +393,36 @@ export class MemoryHandle {
   }
 }
 
-  /** The shared write path: embed, hash, dedup, insert and audit in one transaction. */
-export async function writeRecord(handle: MemoryHandle, draft: RecordDraft): Promise<RememberResult> {
-  const { store, embedder, clock, ids } = handleContext(handle);
-  const principal = handle.principal;
-  const now = clock.now();
-  if (draft.expiresAt !== null && draft.expiresAt.getTime() <= now.getTime()) {
-    throw invalidInput('expiresAt', 'must be in the future');
-  }
-  const embedding = embedder.semantic ? ((await embedTexts(embedder, [draft.content]))[0] ?? null) : null;
-  const record: MemoryRecord = {
-    id: ids(),
-    agentId: principal.agentId,
-    orgId: principal.orgId,
-    content: draft.content,
-    memoryType: draft.memoryType,
-    scope: draft.scope,
-    importance: draft.importance,
-    tags: draft.tags,
-    metadata: draft.metadata,
-    embedding,
-    contentHash: '',
-    threadId: draft.threadId,
-    sourceType: draft.sourceType,
-    createdAt: now,
-    updatedAt: now,
-    expiresAt: draft.expiresAt,
-    deletedAt: null,
-    accessCount: 0,
-    lastAccessedAt: null,
-  };
-  record.contentHash = contentHash(record);
-  const key = dedupKey(principal, record.scope, record.content, draft.plan?.payload ?? null);
-  const { terms, length } = termFrequencies(record.content);
-  return store.transaction(async (tx) => {
-    const existing = await tx.findLiveDuplicate(key, now);
-    if (existing !== null) return { ...existing, deduplicated: true };
-    await tx.insertRecord({
-      record,
-      dedupKey: key,
-      isPlan: draft.plan !== null,
-      terms: draft.plan === null ? terms : [],
-      docLength: draft.plan === null ? length : 0,
-      planTokens: draft.plan?.tokens ?? null,
-    });
-    await appendAudit(handle, tx, now, 'remember', [record.id], {
-      contentHash: record.contentHash,
-      scope: record.scope,
-      memoryType: record.memoryType,
-      plan: draft.plan !== null,
-    });
-    return { id: record.id, contentHash: record.contentHash, deduplicated: false };
-  });
-}
-
-/** Appends an audit event for this principal inside `tx`. */
-export async function appendAudit(
+/** Appends one audit event for the handle's principal inside `tx`. */
+export function appendAudit(
   handle: MemoryHandle,
   tx: StoreTx,
   at: Date,
-  op: 'remember' | 'recall' | 'forget' | 'share' | 'recall_plan',
+  op: AuditOp,
   recordIds: string[],
   details: JsonObject,
 ): Promise<void> {
-  const chain = principalKey(handle.principal);
-  const head = await tx.auditHead(chain);
-  await tx.appendAudit(
-    chainEvent(head, { id: handleContext(handle).ids(), chain, at, principal: chain, op, recordIds, details }),
-  );
+  return appendAuditEvents(handle, tx, at, [{ op, recordIds, details }]);
 }
 
+/** Appends events, chained in order, to the handle's principal's chain inside `tx`. */
+export async function appendAuditEvents(
+  handle: MemoryHandle,
+  tx: StoreTx,
+  at: Date,
+  entries: readonly { op: AuditOp; recordIds: string[]; details: JsonObject }[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const { ids } = handleContext(handle);
+  const chain = principalKey(handle.principal);
+  let head = await tx.auditHead(chain);
+  const events = entries.map(({ op, recordIds, details }) => {
+    const event = chainEvent(head, { id: ids(), chain, at, principal: chain, op, recordIds, details });
+    head = { chain, seq: event.seq, hash: event.hash };
+    return event;
+  });
+  await tx.appendAudit(events);
+}
 
 function notFound(id: string): MnemoError {
   return new MnemoError('NOT_FOUND', `no record ${id} visible to the caller`, { details: { id } });

@@ -7,8 +7,8 @@ import {
   handleContext,
   type MemoryHandle,
   type RememberResult,
-  writeRecord,
 } from './memory-handle.js';
+import { writeRecords } from './write-records.js';
 
 /**
  * The plan write and lookup path, for `@mnemo/experience`. Ordinary callers use
@@ -46,7 +46,7 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       if (!context.experienceMemory) {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
       }
-      return writeRecord(handle, {
+      const [result] = await writeRecords(handle, [{
         content: validateContent('query', query, context.limits),
         memoryType: 'procedural',
         scope: scope === undefined ? 'private' : validateScope('scope', scope),
@@ -57,7 +57,8 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
         sourceType: null,
         expiresAt: null,
         plan: { tokens: [...tokens], payload },
-      });
+      }], context.clock.now());
+      return result as RememberResult;
     },
     findCandidates: ({ tokens, minTokens, maxTokens }) =>
       context.store.findPlanCandidates({

@@ -223,14 +223,18 @@ export interface MemoryStore extends StoreReader {
 
 /** A transaction handle. Valid only inside the `transaction` callback that received it. */
 export interface StoreTx extends StoreReader {
-  /** The live (not deleted, not expired at `now`) record with this dedup key, if any. */
-  findLiveDuplicate(
-    dedupKey: string,
+  /**
+   * For each of `dedupKeys` that a live record (not deleted, not expired at
+   * `now`) carries: that record's id and content hash. Keys without one are
+   * absent from the map.
+   */
+  findLiveDuplicates(
+    dedupKeys: readonly string[],
     now: Date,
-  ): Promise<{ id: string; contentHash: string } | null>;
+  ): Promise<Map<string, { id: string; contentHash: string }>>;
 
-  /** Inserts the record with its postings, vector and plan tokens. */
-  insertRecord(record: NewRecord): Promise<void>;
+  /** Inserts the records with their postings, vectors and plan tokens (none when empty). */
+  insertRecords(records: readonly NewRecord[]): Promise<void>;
 
   /** Marks records deleted at `at` (soft) or removes them with their postings and grants (hard). */
   deleteRecords(ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void>;
@@ -255,6 +259,9 @@ export interface StoreTx extends StoreReader {
    */
   auditHead(chain: string): Promise<AuditHead | null>;
 
-  /** Appends `event` (already hashed by core) and makes it the head of its chain. */
-  appendAudit(event: AuditEvent): Promise<void>;
+  /**
+   * Appends `events` (already chained and hashed by core, in chain order) and
+   * makes the last event of each chain its head.
+   */
+  appendAudit(events: readonly AuditEvent[]): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { recallFiltersSpec } from './recall-filters.spec.js';
 import { recallLexicalSpec } from './recall-lexical.spec.js';
 import { recallSemanticSpec } from './recall-semantic.spec.js';
 import { rememberSpec } from './remember.spec.js';
+import { rememberManySpec } from './remember-many.spec.js';
 import { shareSpec } from './share.spec.js';
 import { visibilitySpec } from './visibility.spec.js';
 
@@ -26,6 +27,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
   t.describe(`conformance: ${options.name}`, () => {
     const h = createHarness(t, options);
     rememberSpec(t, h);
+    rememberManySpec(t, h);
     invalidInputSpec(t, h);
     recallLexicalSpec(t, h);
     recallFiltersSpec(t, h);

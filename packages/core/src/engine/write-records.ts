@@ -1,0 +1,106 @@
+import { termFrequencies } from '../analyzer.js';
+import { invalidInput } from '../errors.js';
+import { contentHash, dedupKey } from '../hashing.js';
+import type { NewRecord } from '../ports/memory-store.js';
+import type { MemoryRecord } from '../records.js';
+import { embedTexts } from './embed.js';
+import {
+  appendAuditEvents,
+  handleContext,
+  type MemoryHandle,
+  type RecordDraft,
+  type RememberResult,
+} from './memory-handle.js';
+
+/** Records written per transaction by the bulk path. */
+export const WRITE_CHUNK_SIZE = 500;
+
+/**
+ * The one write path of records: embed, hash, dedup, then insert the new
+ * records and one `remember` audit event per record in one transaction per
+ * chunk. Results are in input order; a draft whose dedup key matches a live
+ * record (or an earlier draft of the same call) returns that record's id.
+ */
+export async function writeRecords(
+  handle: MemoryHandle,
+  drafts: readonly RecordDraft[],
+  now: Date,
+  field: (index: number) => string = () => 'expiresAt',
+): Promise<RememberResult[]> {
+  drafts.forEach((draft, index) => {
+    if (draft.expiresAt !== null && draft.expiresAt.getTime() <= now.getTime()) {
+      throw invalidInput(field(index), 'must be in the future');
+    }
+  });
+  const results: RememberResult[] = [];
+  for (let start = 0; start < drafts.length; start += WRITE_CHUNK_SIZE) {
+    results.push(...(await writeChunk(handle, drafts.slice(start, start + WRITE_CHUNK_SIZE), now)));
+  }
+  return results;
+}
+
+async function writeChunk(handle: MemoryHandle, drafts: readonly RecordDraft[], now: Date): Promise<RememberResult[]> {
+  const { store, embedder, ids } = handleContext(handle);
+  const { principal } = handle;
+  const vectors = embedder.semantic ? await embedTexts(embedder, drafts.map((draft) => draft.content)) : null;
+  const prepared = drafts.map((draft, index): NewRecord => {
+    const record: MemoryRecord = {
+      id: ids(),
+      agentId: principal.agentId,
+      orgId: principal.orgId,
+      content: draft.content,
+      memoryType: draft.memoryType,
+      scope: draft.scope,
+      importance: draft.importance,
+      tags: draft.tags,
+      metadata: draft.metadata,
+      embedding: vectors?.[index] ?? null,
+      contentHash: '',
+      threadId: draft.threadId,
+      sourceType: draft.sourceType,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: draft.expiresAt,
+      deletedAt: null,
+      accessCount: 0,
+      lastAccessedAt: null,
+    };
+    record.contentHash = contentHash(record);
+    const { terms, length } = draft.plan === null ? termFrequencies(record.content) : { terms: [], length: 0 };
+    return {
+      record,
+      dedupKey: dedupKey(principal, record.scope, record.content, draft.plan?.payload ?? null),
+      isPlan: draft.plan !== null,
+      terms,
+      docLength: length,
+      planTokens: draft.plan?.tokens ?? null,
+    };
+  });
+
+  return store.transaction(async (tx) => {
+    const existing = await tx.findLiveDuplicates(
+      [...new Set(prepared.map((item) => item.dedupKey))],
+      now,
+    );
+    const inserted: NewRecord[] = [];
+    const results = prepared.map(({ record, dedupKey: key }, index): RememberResult => {
+      const duplicate = existing.get(key);
+      if (duplicate !== undefined) return { ...duplicate, deduplicated: true };
+      existing.set(key, { id: record.id, contentHash: record.contentHash });
+      inserted.push(prepared[index] as NewRecord);
+      return { id: record.id, contentHash: record.contentHash, deduplicated: false };
+    });
+    await tx.insertRecords(inserted);
+    await appendAuditEvents(
+      handle,
+      tx,
+      now,
+      inserted.map(({ record, isPlan }) => ({
+        op: 'remember',
+        recordIds: [record.id],
+        details: { contentHash: record.contentHash, scope: record.scope, memoryType: record.memoryType, plan: isPlan },
+      })),
+    );
+    return results;
+  });
+}
