@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { analyze, queryTerms, termFrequencies } from '../src/index.js';
+
+describe('analyzer', () => {
+  it('lowercases, NFKC-normalizes, splits on non-letters and drops stop words', () => {
+    expect(analyze('The Cat sat on the MAT, didn’t it?')).toEqual(['cat', 'sat', 'mat', 'didn', 't']);
+    expect(analyze('ﬁle Ｆｕｌｌ　ｗｉｄｔｈ 42nd café')).toEqual(['file', 'full', 'width', '42nd', 'café']);
+    expect(analyze('the and of')).toEqual([]);
+  });
+
+  it('counts term frequencies and the document length', () => {
+    expect(termFrequencies('cat dog cat the cat')).toEqual({
+      terms: [
+        { term: 'cat', tf: 3 },
+        { term: 'dog', tf: 1 },
+      ],
+      length: 4,
+    });
+    expect(queryTerms('cat dog cat')).toEqual(['cat', 'dog']);
+  });
+});
