@@ -20,7 +20,10 @@ export function canonicalJson(value: unknown): string {
       const entries = Object.keys(value as object)
         .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
         .sort()
-        .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+        .map(
+          (key) =>
+            `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+        );
       return `{${entries.join(',')}}`;
     }
     default:

@@ -32,7 +32,9 @@ export function createUuidV7Generator(): IdGenerator {
     const hex = ms.toString(16).padStart(12, '0');
     const randA = (0x7000 | counter).toString(16);
     const variant = ((random[0] as number) & 0x3f) | 0x80;
-    const tail = [variant, ...random.subarray(1)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    const tail = [variant, ...random.subarray(1)]
+      .map((byte) => byte.toString(16).padStart(2, '0'))
+      .join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${randA}-${tail.slice(0, 4)}-${tail.slice(4, 16)}`;
   };
 }

@@ -33,7 +33,8 @@ export interface MnemoErrorOptions {
 export class MnemoError extends Error {
   readonly code: ErrorCode;
   readonly details: Readonly<Record<string, unknown>>;
-  private readonly [MARKER] = true;
+  // The marker `isInstance` looks for: survives duplicated copies of this package.
+  protected readonly [MARKER] = true;
 
   constructor(code: ErrorCode, message: string, options: MnemoErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

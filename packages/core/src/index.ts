@@ -1,4 +1,12 @@
-export { analyze, BM25_B, BM25_K1, queryTerms, STOP_WORDS, type TermFrequency, termFrequencies } from './analyzer.js';
+export {
+  analyze,
+  BM25_B,
+  BM25_K1,
+  queryTerms,
+  STOP_WORDS,
+  type TermFrequency,
+  termFrequencies,
+} from './analyzer.js';
 export {
   AUDIT_OPS,
   type AuditEvent,
@@ -29,11 +37,11 @@ export {
   type ForgetMode,
   type ForgetResult,
   MemoryHandle,
+  REDACTED_CONTENT,
   type RecallHit,
   type RecallInput,
   type RecallResult,
   type RecallStrategy,
-  REDACTED_CONTENT,
   type RememberInput,
   type RememberResult,
   type ShareInput,
@@ -41,7 +49,13 @@ export {
 } from './engine/memory-handle.js';
 export { type PlanAccess, planAccess } from './engine/plan-access.js';
 export { ERROR_CODES, type ErrorCode, MnemoError, type MnemoErrorOptions } from './errors.js';
-export { contentHash, dedupKey, normalizeContent, principalKey, recordHashFields } from './hashing.js';
+export {
+  contentHash,
+  dedupKey,
+  normalizeContent,
+  principalKey,
+  recordHashFields,
+} from './hashing.js';
 export type { Clock } from './ports/clock.js';
 export type { Embedder } from './ports/embedder.js';
 export type { IdGenerator } from './ports/id-generator.js';
@@ -71,9 +85,9 @@ export {
   type MemoryRecord,
   type MemoryType,
   PERMISSIONS,
+  type Permission,
   PLAN_METADATA_KEY,
   PLAN_TAG,
-  type Permission,
   type Principal,
   permissionFromLevel,
   permissionLevel,

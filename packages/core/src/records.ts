@@ -33,7 +33,13 @@ export const PLAN_TAG = '__experience_plan__';
 /** The metadata key holding a plan's payload. A key alone does not make a plan: the tag does. */
 export const PLAN_METADATA_KEY = 'experience_plan';
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
 /** The principal an operation runs as. `orgId` null means "no tenant". */

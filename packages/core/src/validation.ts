@@ -78,7 +78,8 @@ export function validateLabel(field: string, value: unknown, maxLength: number):
   checkText(field, value);
   if (value.trim().length === 0) throw invalidInput(field, 'must not be blank');
   if (CONTROL.test(value)) throw invalidInput(field, 'must not contain control characters');
-  if (value.length > maxLength) throw invalidInput(field, `must be at most ${maxLength} characters`);
+  if (value.length > maxLength)
+    throw invalidInput(field, `must be at most ${maxLength} characters`);
   return value;
 }
 
@@ -91,7 +92,8 @@ function validateEnum<T extends string>(field: string, value: unknown, allowed: 
 
 export const validateMemoryType = (field: string, value: unknown): MemoryType =>
   validateEnum(field, value, MEMORY_TYPES);
-export const validateScope = (field: string, value: unknown): Scope => validateEnum(field, value, SCOPES);
+export const validateScope = (field: string, value: unknown): Scope =>
+  validateEnum(field, value, SCOPES);
 export const validatePermission = (field: string, value: unknown): Permission =>
   validateEnum(field, value, PERMISSIONS);
 
@@ -162,7 +164,8 @@ export function validateMetadata(field: string, value: unknown, limits: Limits):
     if (Array.isArray(item)) {
       result = item.map((element, index) => copy(element, `${path}[${index}]`, depth + 1));
     } else {
-      if (!isPlainObject(item)) throw invalidInput(path, 'must be a plain object, array or JSON primitive');
+      if (!isPlainObject(item))
+        throw invalidInput(path, 'must be a plain object, array or JSON primitive');
       const object: JsonObject = {};
       for (const key of Object.keys(item)) {
         if (key === '__proto__') throw invalidInput(path, 'must not have a "__proto__" key');
@@ -183,7 +186,12 @@ export function validateMetadata(field: string, value: unknown, limits: Limits):
 
 export function validateLimit(field: string, value: unknown): number {
   if (value === undefined) return DEFAULT_RECALL_LIMIT;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RECALL_LIMIT) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_RECALL_LIMIT
+  ) {
     throw invalidInput(field, `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
   }
   return value;
@@ -195,7 +203,9 @@ function nonEmptyList<T>(
   item: (field: string, value: unknown) => T,
 ): T[] | undefined {
   if (value === undefined) return undefined;
-  const items = validateArray(field, value, 1000).map((element, index) => item(`${field}[${index}]`, element));
+  const items = validateArray(field, value, 1000).map((element, index) =>
+    item(`${field}[${index}]`, element),
+  );
   return items.length === 0 ? undefined : [...new Set(items)];
 }
 
@@ -203,7 +213,16 @@ function nonEmptyList<T>(
 export function validateFilters(field: string, value: unknown, limits: Limits): RecordFilters {
   if (value === undefined) return {};
   if (!isPlainObject(value)) throw invalidInput(field, 'must be an object');
-  const known = ['memoryTypes', 'scopes', 'tagsAny', 'tagsAll', 'minImportance', 'createdAfter', 'createdBefore', 'threadId'];
+  const known = [
+    'memoryTypes',
+    'scopes',
+    'tagsAny',
+    'tagsAll',
+    'minImportance',
+    'createdAfter',
+    'createdBefore',
+    'threadId',
+  ];
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) throw invalidInput(`${field}.${key}`, 'is not a known filter');
   }
@@ -233,7 +252,11 @@ export function validateFilters(field: string, value: unknown, limits: Limits): 
 }
 
 /** Rejects keys outside `known`, so a misspelt option fails loudly instead of being ignored. */
-export function checkKeys(field: string, value: unknown, known: readonly string[]): Record<string, unknown> {
+export function checkKeys(
+  field: string,
+  value: unknown,
+  known: readonly string[],
+): Record<string, unknown> {
   if (!isPlainObject(value)) throw invalidInput(field, 'must be an object');
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) throw invalidInput(`${field}.${key}`, 'is not a known option');

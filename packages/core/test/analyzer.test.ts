@@ -3,8 +3,20 @@ import { analyze, queryTerms, termFrequencies } from '../src/index.js';
 
 describe('analyzer', () => {
   it('lowercases, NFKC-normalizes, splits on non-letters and drops stop words', () => {
-    expect(analyze('The Cat sat on the MAT, didn’t it?')).toEqual(['cat', 'sat', 'mat', 'didn', 't']);
-    expect(analyze('ﬁle Ｆｕｌｌ　ｗｉｄｔｈ 42nd café')).toEqual(['file', 'full', 'width', '42nd', 'café']);
+    expect(analyze('The Cat sat on the MAT, didn’t it?')).toEqual([
+      'cat',
+      'sat',
+      'mat',
+      'didn',
+      't',
+    ]);
+    expect(analyze('ﬁle Ｆｕｌｌ　ｗｉｄｔｈ 42nd café')).toEqual([
+      'file',
+      'full',
+      'width',
+      '42nd',
+      'café',
+    ]);
     expect(analyze('the and of')).toEqual([]);
   });
 

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { createUuidV7Generator, MnemoError, noopEmbedder } from '../src/index.js';
-import { createHashEmbedder, createManualClock, createSequentialIds } from '../src/testing/index.js';
+import {
+  createHashEmbedder,
+  createManualClock,
+  createSequentialIds,
+} from '../src/testing/index.js';
 
 describe('createUuidV7Generator', () => {
   it('returns RFC 9562 version 7 ids that strictly increase, even within one millisecond', () => {
     const next = createUuidV7Generator();
     const ids = Array.from({ length: 10_000 }, next);
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(ids).size).toBe(10_000);
     expect([...ids].sort()).toEqual(ids);
     const ms = Number.parseInt(ids[0]?.replace('-', '').slice(0, 12) as string, 16);
@@ -17,7 +22,10 @@ describe('createUuidV7Generator', () => {
 describe('noopEmbedder', () => {
   it('is not semantic and has no dimensions', async () => {
     expect([noopEmbedder.semantic, noopEmbedder.dimensions]).toEqual([false, 0]);
-    expect(await noopEmbedder.embed(['a', 'b'])).toEqual([new Float32Array(0), new Float32Array(0)]);
+    expect(await noopEmbedder.embed(['a', 'b'])).toEqual([
+      new Float32Array(0),
+      new Float32Array(0),
+    ]);
   });
 });
 
@@ -38,13 +46,23 @@ describe('test doubles', () => {
 
   it('the hash embedder is deterministic, L2-normalized, and related texts have a positive cosine', async () => {
     const embedder = createHashEmbedder({ dimensions: 32 });
-    const [a, b, c] = await embedder.embed(['mountain hiking trails', 'mountain hiking trails', 'sourdough bread']);
+    const [a, b, c] = await embedder.embed([
+      'mountain hiking trails',
+      'mountain hiking trails',
+      'sourdough bread',
+    ]);
     expect(a).toEqual(b);
     expect(Math.hypot(...(a as Float32Array))).toBeCloseTo(1, 6);
     const [d] = await embedder.embed(['hiking in the mountain']);
-    const dot = (x: Float32Array, y: Float32Array) => x.reduce((sum, v, i) => sum + v * (y[i] as number), 0);
-    expect(dot(a as Float32Array, d as Float32Array)).toBeGreaterThan(dot(a as Float32Array, c as Float32Array));
-    expect(embedder.calls).toEqual([['mountain hiking trails', 'mountain hiking trails', 'sourdough bread'], ['hiking in the mountain']]);
+    const dot = (x: Float32Array, y: Float32Array) =>
+      x.reduce((sum, v, i) => sum + v * (y[i] as number), 0);
+    expect(dot(a as Float32Array, d as Float32Array)).toBeGreaterThan(
+      dot(a as Float32Array, c as Float32Array),
+    );
+    expect(embedder.calls).toEqual([
+      ['mountain hiking trails', 'mountain hiking trails', 'sourdough bread'],
+      ['hiking in the mountain'],
+    ]);
     expect((await embedder.embed(['the of and']))[0]).toEqual(new Float32Array(32));
   });
 });
@@ -64,7 +82,9 @@ describe('MnemoError', () => {
     expect(MnemoError.hasCode(error, 'STORE_UNAVAILABLE')).toBe(true);
     expect(MnemoError.hasCode(error, 'NOT_FOUND')).toBe(false);
     expect(MnemoError.isInstance(new Error('x'))).toBe(false);
-    const foreign = Object.assign(new Error('copy'), { [Symbol.for('@mnemo/core/MnemoError')]: true });
+    const foreign = Object.assign(new Error('copy'), {
+      [Symbol.for('@mnemo/core/MnemoError')]: true,
+    });
     expect(MnemoError.isInstance(foreign)).toBe(true);
   });
 });

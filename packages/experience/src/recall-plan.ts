@@ -25,12 +25,19 @@ const EPSILON = 1e-9;
  * plan that could reach the threshold is examined. Misses (with
  * `candidatesConsidered: 0`) when experience memory is off.
  */
-export async function recallPlan(handle: MemoryHandle, input: RecallPlanInput): Promise<RecallPlanResult> {
+export async function recallPlan(
+  handle: MemoryHandle,
+  input: RecallPlanInput,
+): Promise<RecallPlanResult> {
   if (typeof input !== 'object' || input === null) {
-    throw new MnemoError('INVALID_INPUT', 'input: must be an object', { details: { field: 'input' } });
+    throw new MnemoError('INVALID_INPUT', 'input: must be an object', {
+      details: { field: 'input' },
+    });
   }
   if (typeof input.query !== 'string') {
-    throw new MnemoError('INVALID_INPUT', 'query: must be a string', { details: { field: 'query' } });
+    throw new MnemoError('INVALID_INPUT', 'query: must be a string', {
+      details: { field: 'query' },
+    });
   }
   const threshold = input.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
@@ -66,7 +73,8 @@ export async function recallPlan(handle: MemoryHandle, input: RecallPlanInput): 
         similarity,
       };
       const createdAt = record.createdAt.getTime();
-      if (best === null || ranksHigher(plan, createdAt, best.plan, best.createdAt)) best = { plan, createdAt };
+      if (best === null || ranksHigher(plan, createdAt, best.plan, best.createdAt))
+        best = { plan, createdAt };
     }
   }
   await access.auditReplay(best === null ? [] : [best.plan.id], {
@@ -78,7 +86,12 @@ export async function recallPlan(handle: MemoryHandle, input: RecallPlanInput): 
   return { plan: best?.plan ?? null, candidatesConsidered };
 }
 
-function ranksHigher(plan: CachedPlan, createdAt: number, other: CachedPlan, otherCreatedAt: number): boolean {
+function ranksHigher(
+  plan: CachedPlan,
+  createdAt: number,
+  other: CachedPlan,
+  otherCreatedAt: number,
+): boolean {
   if (plan.similarity !== other.similarity) return plan.similarity > other.similarity;
   if (plan.outcomeScore !== other.outcomeScore) return plan.outcomeScore > other.outcomeScore;
   if (createdAt !== otherCreatedAt) return createdAt > otherCreatedAt;

@@ -45,10 +45,16 @@ function stringList(field: string, value: unknown, max: number): string[] {
  * with `EXPERIENCE_DISABLED` when the engine's experience memory is off.
  * A failed outcome is not cached: `{ id: null, stored: false }`, nothing written.
  */
-export async function rememberPlan(handle: MemoryHandle, input: RememberPlanInput): Promise<RememberPlanResult> {
+export async function rememberPlan(
+  handle: MemoryHandle,
+  input: RememberPlanInput,
+): Promise<RememberPlanResult> {
   const access = planAccess(handle);
   if (!access.enabled) {
-    throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off: create the engine with experienceMemory: true or withExperienceMemory(engine)');
+    throw new MnemoError(
+      'EXPERIENCE_DISABLED',
+      'experience memory is off: create the engine with experienceMemory: true or withExperienceMemory(engine)',
+    );
   }
   if (typeof input !== 'object' || input === null) throw invalid('input', 'must be an object');
   for (const key of Object.keys(input)) {

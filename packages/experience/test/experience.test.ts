@@ -20,12 +20,12 @@ const PASSWORD_PLAN = {
 
 describe('constants', () => {
   it('are exactly the specified values', () => {
-    expect([EXPERIENCE_PLAN_TAG, PLAN_METADATA_KEY, DEFAULT_SIMILARITY_THRESHOLD, DEFAULT_SUCCESS_THRESHOLD]).toEqual([
-      '__experience_plan__',
-      'experience_plan',
-      0.7,
-      0.5,
-    ]);
+    expect([
+      EXPERIENCE_PLAN_TAG,
+      PLAN_METADATA_KEY,
+      DEFAULT_SIMILARITY_THRESHOLD,
+      DEFAULT_SUCCESS_THRESHOLD,
+    ]).toEqual(['__experience_plan__', 'experience_plan', 0.7, 0.5]);
     expect(EXPERIENCE_PLAN_TAG).toBe(PLAN_TAG);
   });
 });
@@ -35,7 +35,11 @@ describe('rememberPlan and recallPlan', () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
     const stored = await rememberPlan(agent, PASSWORD_PLAN);
-    expect(stored).toEqual({ id: 'id-000001', signature: ['how', 'password', 'reset'], stored: true });
+    expect(stored).toEqual({
+      id: 'id-000001',
+      signature: ['how', 'password', 'reset'],
+      stored: true,
+    });
     const hit = await recallPlan(agent, { query: 'Password reset — how to?' });
     expect(hit).toEqual({
       plan: {
@@ -48,7 +52,10 @@ describe('rememberPlan and recallPlan', () => {
       },
       candidatesConsidered: 1,
     });
-    expect(await recallPlan(agent, { query: 'what is the capital of france' })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(agent, { query: 'what is the capital of france' })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
   });
 
   it('persists the plan as a procedural record with the reserved tag and the snake_case payload', async () => {
@@ -56,21 +63,23 @@ describe('rememberPlan and recallPlan', () => {
     const agent = engine.as('agent-a');
     const { id } = await rememberPlan(agent, PASSWORD_PLAN);
     const record = await agent.get(id as string);
-    expect([record.content, record.memoryType, record.tags, record.scope, record.metadata]).toEqual([
-      'how do I reset my password',
-      'procedural',
-      ['__experience_plan__'],
-      'private',
-      {
-        experience_plan: {
-          query: 'how do I reset my password',
-          signature_tokens: ['how', 'password', 'reset'],
-          steps: ['recall:lexical:limit=5', 'answer'],
-          chunk_ids: ['chunk-12', 'chunk-40'],
-          outcome_score: 0.92,
+    expect([record.content, record.memoryType, record.tags, record.scope, record.metadata]).toEqual(
+      [
+        'how do I reset my password',
+        'procedural',
+        ['__experience_plan__'],
+        'private',
+        {
+          experience_plan: {
+            query: 'how do I reset my password',
+            signature_tokens: ['how', 'password', 'reset'],
+            steps: ['recall:lexical:limit=5', 'answer'],
+            chunk_ids: ['chunk-12', 'chunk-40'],
+            outcome_score: 0.92,
+          },
         },
-      },
-    ]);
+      ],
+    );
   });
 
   it('does not cache a failed outcome: 0.30, NaN, negative', async () => {
@@ -84,7 +93,10 @@ describe('rememberPlan and recallPlan', () => {
       });
     }
     expect(await store.readAudit({ limit: 10 })).toEqual([]);
-    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
     expect((await rememberPlan(agent, { ...PASSWORD_PLAN, outcomeScore: 0.5 })).stored).toBe(true);
   });
 
@@ -92,10 +104,15 @@ describe('rememberPlan and recallPlan', () => {
     const { engine, store } = await openEngine();
     const agent = engine.as('agent-a');
     expect(engine.experienceMemory).toBe(false);
-    await expect(rememberPlan(agent, PASSWORD_PLAN)).rejects.toMatchObject({ code: 'EXPERIENCE_DISABLED' });
+    await expect(rememberPlan(agent, PASSWORD_PLAN)).rejects.toMatchObject({
+      code: 'EXPERIENCE_DISABLED',
+    });
     // A plan cached while the tier was on is still not replayed once it is off.
     await rememberPlan(withExperienceMemory(engine).as('agent-a'), PASSWORD_PLAN);
-    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
     expect((await store.readAudit({ limit: 10 })).map((e) => e.op)).toEqual(['remember']);
     const on = createEngine({ store, experienceMemory: true });
     expect(on.experienceMemory).toBe(true);
@@ -108,16 +125,34 @@ describe('rememberPlan and recallPlan', () => {
     const grantee = engine.as('grantee');
     const other = engine.as('other');
     await rememberPlan(owner, PASSWORD_PLAN);
-    expect(await recallPlan(other, { query: PASSWORD_PLAN.query })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(other, { query: PASSWORD_PLAN.query })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
 
-    const shared = await rememberPlan(owner, { ...PASSWORD_PLAN, query: 'export my invoices to csv', scope: 'shared' });
+    const shared = await rememberPlan(owner, {
+      ...PASSWORD_PLAN,
+      query: 'export my invoices to csv',
+      scope: 'shared',
+    });
     await owner.share({ recordId: shared.id as string, with: ['grantee'] });
     expect((await recallPlan(grantee, { query: 'export invoices csv' })).plan?.id).toBe(shared.id);
-    expect(await recallPlan(other, { query: 'export invoices csv' })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(other, { query: 'export invoices csv' })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
 
-    const open = await rememberPlan(owner, { ...PASSWORD_PLAN, query: 'delete my account forever', scope: 'public' });
+    const open = await rememberPlan(owner, {
+      ...PASSWORD_PLAN,
+      query: 'delete my account forever',
+      scope: 'public',
+    });
     const seen = await recallPlan(other, { query: 'Delete account forever, my' });
-    expect([seen.plan?.id, seen.plan?.similarity, seen.candidatesConsidered]).toEqual([open.id, 1, 1]);
+    expect([seen.plan?.id, seen.plan?.similarity, seen.candidatesConsidered]).toEqual([
+      open.id,
+      1,
+      1,
+    ]);
   });
 
   it('keeps plans out of ordinary recall', async () => {
@@ -134,23 +169,50 @@ describe('rememberPlan and recallPlan', () => {
     const agent = engine.as('agent-a');
     const fake = await agent.remember({
       content: 'how do I reset my password',
-      metadata: { [PLAN_METADATA_KEY]: { query: 'x', signature_tokens: ['how', 'password', 'reset'], steps: [], chunk_ids: ['evil'], outcome_score: 1 } },
+      metadata: {
+        [PLAN_METADATA_KEY]: {
+          query: 'x',
+          signature_tokens: ['how', 'password', 'reset'],
+          steps: [],
+          chunk_ids: ['evil'],
+          outcome_score: 1,
+        },
+      },
     });
-    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({ plan: null, candidatesConsidered: 0 });
-    expect((await agent.recall({ query: 'reset password' })).hits.map((hit) => hit.record.id)).toEqual([fake.id]);
-    const error = await agent.remember({ content: 'x', tags: [EXPERIENCE_PLAN_TAG] }).catch((e: unknown) => e);
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
+    expect(
+      (await agent.recall({ query: 'reset password' })).hits.map((hit) => hit.record.id),
+    ).toEqual([fake.id]);
+    const error = await agent
+      .remember({ content: 'x', tags: [EXPERIENCE_PLAN_TAG] })
+      .catch((e: unknown) => e);
     expect(MnemoError.isInstance(error) && error.code).toBe('INVALID_INPUT');
   });
 
   it('rejects thresholds outside (0, 1] with INVALID_INPUT', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
-    for (const similarityThreshold of [0, -0.1, 1.01, Number.NaN, Number.POSITIVE_INFINITY, '0.7']) {
-      await expect(recallPlan(agent, { query: 'q', similarityThreshold: similarityThreshold as number })).rejects.toMatchObject({
+    for (const similarityThreshold of [
+      0,
+      -0.1,
+      1.01,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '0.7',
+    ]) {
+      await expect(
+        recallPlan(agent, { query: 'q', similarityThreshold: similarityThreshold as number }),
+      ).rejects.toMatchObject({
         code: 'INVALID_INPUT',
       });
     }
-    expect(await recallPlan(agent, { query: 'q', similarityThreshold: 1 })).toEqual({ plan: null, candidatesConsidered: 0 });
+    expect(await recallPlan(agent, { query: 'q', similarityThreshold: 1 })).toEqual({
+      plan: null,
+      candidatesConsidered: 0,
+    });
   });
 
   it('rejects malformed plan input with INVALID_INPUT and writes nothing', async () => {
@@ -169,7 +231,9 @@ describe('rememberPlan and recallPlan', () => {
       { ...PASSWORD_PLAN, agentId: 'someone-else' },
     ];
     for (const input of bad) {
-      await expect(rememberPlan(agent, input as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(rememberPlan(agent, input as never)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
     }
     expect(await store.readAudit({ limit: 10 })).toEqual([]);
   });
@@ -177,17 +241,45 @@ describe('rememberPlan and recallPlan', () => {
   it('picks the highest similarity, then the higher outcome, then the newer plan', async () => {
     const { engine, clock } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
-    const partial = await rememberPlan(agent, { ...PASSWORD_PLAN, query: 'reset password quickly now', outcomeScore: 1 });
+    const partial = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: 'reset password quickly now',
+      outcomeScore: 1,
+    });
     clock.advance(1000);
-    const older = await rememberPlan(agent, { ...PASSWORD_PLAN, query: 'reset password how', outcomeScore: 0.8 });
+    const older = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: 'reset password how',
+      outcomeScore: 0.8,
+    });
     clock.advance(1000);
-    const better = await rememberPlan(agent, { ...PASSWORD_PLAN, query: 'how reset password', steps: ['b'], outcomeScore: 0.9 });
+    const better = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: 'how reset password',
+      steps: ['b'],
+      outcomeScore: 0.9,
+    });
     clock.advance(1000);
-    const newer = await rememberPlan(agent, { ...PASSWORD_PLAN, query: 'password how reset', steps: ['c'], outcomeScore: 0.9 });
-    const result = await recallPlan(agent, { query: 'how to reset password', similarityThreshold: 0.5 });
-    expect([result.plan?.id, result.plan?.similarity, result.candidatesConsidered]).toEqual([newer.id, 1, 4]);
+    const newer = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: 'password how reset',
+      steps: ['c'],
+      outcomeScore: 0.9,
+    });
+    const result = await recallPlan(agent, {
+      query: 'how to reset password',
+      similarityThreshold: 0.5,
+    });
+    expect([result.plan?.id, result.plan?.similarity, result.candidatesConsidered]).toEqual([
+      newer.id,
+      1,
+      4,
+    ]);
     expect([partial.stored, older.stored, better.stored]).toEqual([true, true, true]);
-    const loose = await recallPlan(agent, { query: 'reset password quickly', similarityThreshold: 0.5 });
+    const loose = await recallPlan(agent, {
+      query: 'reset password quickly',
+      similarityThreshold: 0.5,
+    });
     expect([loose.plan?.id, loose.plan?.similarity]).toEqual([partial.id, 0.75]);
   });
 
@@ -197,12 +289,22 @@ describe('rememberPlan and recallPlan', () => {
     const { id } = await rememberPlan(agent, PASSWORD_PLAN);
     await recallPlan(agent, { query: PASSWORD_PLAN.query });
     await recallPlan(agent, { query: 'capital of france' });
-    await recallPlan(engine.with({ readAuditing: false }).as('agent-a'), { query: PASSWORD_PLAN.query });
+    await recallPlan(engine.with({ readAuditing: false }).as('agent-a'), {
+      query: PASSWORD_PLAN.query,
+    });
     const events = await store.readAudit({ limit: 10 });
     expect(events.map((e) => [e.op, e.recordIds, e.details])).toEqual([
-      ['remember', [id], { contentHash: expect.any(String), scope: 'private', memoryType: 'procedural', plan: true }],
+      [
+        'remember',
+        [id],
+        { contentHash: expect.any(String), scope: 'private', memoryType: 'procedural', plan: true },
+      ],
       ['recall_plan', [id], { hit: true, similarity: 1, candidatesConsidered: 1, threshold: 0.7 }],
-      ['recall_plan', [], { hit: false, similarity: null, candidatesConsidered: 0, threshold: 0.7 }],
+      [
+        'recall_plan',
+        [],
+        { hit: false, similarity: null, candidatesConsidered: 0, threshold: 0.7 },
+      ],
     ]);
     expect((await engine.verifyAudit()).ok).toBe(true);
   });
@@ -213,7 +315,9 @@ describe('rememberPlan and recallPlan', () => {
     const target = await rememberPlan(agent, PASSWORD_PLAN);
     clock.advance(1000);
     await agent.rememberMany(
-      Array.from({ length: 5000 }, (_, i) => ({ content: `how to reset password number ${i} for user ${i * 7}` })),
+      Array.from({ length: 5000 }, (_, i) => ({
+        content: `how to reset password number ${i} for user ${i * 7}`,
+      })),
     );
     for (let i = 0; i < 2000; i += 1) {
       await rememberPlan(agent, {

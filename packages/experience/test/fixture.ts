@@ -9,7 +9,9 @@ afterEach(async () => {
 });
 
 /** An engine on a fresh in-memory DuckDB store, manual clock, sequential ids. */
-export async function openEngine(options: { experienceMemory?: boolean; readAuditing?: boolean } = {}): Promise<{
+export async function openEngine(
+  options: { experienceMemory?: boolean; readAuditing?: boolean } = {},
+): Promise<{
   engine: Engine;
   store: MemoryStore;
   clock: ReturnType<typeof createManualClock>;

@@ -24,7 +24,13 @@ describe('recallPlan is exact', () => {
         fc.constantFrom(0.3, 0.5, 0.7, 1),
         async (plans, queryWords, threshold) => {
           const { engine, clock } = await openEngine({ experienceMemory: true });
-          const stored: { id: string; tokens: string[]; outcome: number; at: number; visibleToA: boolean }[] = [];
+          const stored: {
+            id: string;
+            tokens: string[];
+            outcome: number;
+            at: number;
+            visibleToA: boolean;
+          }[] = [];
           for (const plan of plans) {
             clock.advance(1000);
             const handle = engine.as(plan.owner);
@@ -40,16 +46,35 @@ describe('recallPlan is exact', () => {
             const granted = plan.scope === 'shared' && plan.shareWithA && plan.owner !== 'agent-a';
             if (granted) await handle.share({ recordId: result.id, with: ['agent-a'] });
             if (stored.some((s) => s.id === result.id)) continue; // deduplicated
-            const visibleToA = plan.owner === 'agent-a' || plan.scope === 'public' || plan.scope === 'global' || granted;
-            stored.push({ id: result.id, tokens: signatureTokens(query), outcome: plan.outcomeScore, at: clock.now().getTime(), visibleToA });
+            const visibleToA =
+              plan.owner === 'agent-a' ||
+              plan.scope === 'public' ||
+              plan.scope === 'global' ||
+              granted;
+            stored.push({
+              id: result.id,
+              tokens: signatureTokens(query),
+              outcome: plan.outcomeScore,
+              at: clock.now().getTime(),
+              visibleToA,
+            });
           }
           const queryTokens = signatureTokens(queryWords.join(' '));
           const expected = stored
             .filter((s) => s.visibleToA)
             .map((s) => ({ ...s, similarity: jaccard(queryTokens, s.tokens) }))
             .filter((s) => s.similarity >= threshold)
-            .sort((x, y) => y.similarity - x.similarity || y.outcome - x.outcome || y.at - x.at || (y.id > x.id ? 1 : -1))[0];
-          const actual = await recallPlan(engine.as('agent-a'), { query: queryWords.join(' '), similarityThreshold: threshold });
+            .sort(
+              (x, y) =>
+                y.similarity - x.similarity ||
+                y.outcome - x.outcome ||
+                y.at - x.at ||
+                (y.id > x.id ? 1 : -1),
+            )[0];
+          const actual = await recallPlan(engine.as('agent-a'), {
+            query: queryWords.join(' '),
+            similarityThreshold: threshold,
+          });
           expect([actual.plan?.id ?? null, actual.plan?.similarity ?? null]).toEqual([
             expected?.id ?? null,
             expected?.similarity ?? null,
@@ -59,7 +84,9 @@ describe('recallPlan is exact', () => {
             s.tokens.length >= Math.ceil(threshold * queryTokens.length - 1e-9) &&
             s.tokens.length <= Math.floor(queryTokens.length / threshold + 1e-9) &&
             s.tokens.some((token) => queryTokens.includes(token));
-          expect(actual.candidatesConsidered).toBe(stored.filter((s) => s.visibleToA && bounds(s)).length);
+          expect(actual.candidatesConsidered).toBe(
+            stored.filter((s) => s.visibleToA && bounds(s)).length,
+          );
           await engine.close();
         },
       ),

@@ -23,12 +23,22 @@ describe('signatureTokens', () => {
   });
 
   it('keeps Unicode letters and digits', () => {
-    expect(signatureTokens('Ünïcödé naïve café 42nd')).toEqual(['42nd', 'café', 'naïve', 'ünïcödé']);
+    expect(signatureTokens('Ünïcödé naïve café 42nd')).toEqual([
+      '42nd',
+      'café',
+      'naïve',
+      'ünïcödé',
+    ]);
     expect(signatureTokens('١٢٣ 東京都 Ελλάδα')).toEqual(['ελλάδα', '١٢٣', '東京都']);
   });
 
   it('splits on punctuation, underscores, emoji and lone combining marks', () => {
-    expect(signatureTokens('reset_password!!!now🚀then')).toEqual(['now', 'password', 'reset', 'then']);
+    expect(signatureTokens('reset_password!!!now🚀then')).toEqual([
+      'now',
+      'password',
+      'reset',
+      'then',
+    ]);
     expect(signatureTokens('foo.bar,baz;qux')).toEqual(['bar', 'baz', 'foo', 'qux']);
     expect(signatureTokens('cafe\u0301s')).toEqual(['cafe']);
     expect(signatureTokens('')).toEqual([]);
@@ -39,7 +49,10 @@ describe('signatureTokens', () => {
     // U+FF21 (Ａ) is above U+1F600's surrogates in UTF-16 order but below it by code point.
     const astral = '\u{1D4D0}\u{1D4D1}\u{1D4D2}';
     expect(signatureTokens(`${astral} ｚｚｚ`)).toEqual(['ｚｚｚ', astral.toLowerCase()]);
-    expect(['\u{1F600}aa', '\uFF41aa'].sort(compareCodePoints)).toEqual(['\uFF41aa', '\u{1F600}aa']);
+    expect(['\u{1F600}aa', '\uFF41aa'].sort(compareCodePoints)).toEqual([
+      '\uFF41aa',
+      '\u{1F600}aa',
+    ]);
     expect(compareCodePoints('abc', 'abc')).toBe(0);
     expect(compareCodePoints('ab', 'abc')).toBe(-1);
   });

@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { MnemoError, type MemoryStore, type StoreTx } from '@mnemo/core';
+import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import * as queries from './queries.js';
@@ -23,7 +23,9 @@ export interface DuckDBStoreOptions {
  */
 export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   if (typeof options?.path !== 'string' || options.path.length === 0) {
-    throw new MnemoError('INVALID_INPUT', 'path: a file path or ":memory:" is required', { details: { field: 'path' } });
+    throw new MnemoError('INVALID_INPUT', 'path: a file path or ":memory:" is required', {
+      details: { field: 'path' },
+    });
   }
   return new DuckDBStore(options);
 }
@@ -62,7 +64,9 @@ class DuckDBStore implements MemoryStore {
     await writer.exec(
       'CREATE TABLE IF NOT EXISTS mnemo_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)',
     );
-    const [row] = await writer.all('SELECT coalesce(max(version), 0) AS version FROM mnemo_migrations');
+    const [row] = await writer.all(
+      'SELECT coalesce(max(version), 0) AS version FROM mnemo_migrations',
+    );
     const current = Number(row?.version ?? 0);
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
@@ -155,10 +159,13 @@ class DuckDBStore implements MemoryStore {
     return run;
   }
 
-  get: MemoryStore['get'] = (visibility, ids) => this.read((s) => queries.getRecords(s, visibility, ids));
+  get: MemoryStore['get'] = (visibility, ids) =>
+    this.read((s) => queries.getRecords(s, visibility, ids));
   list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
-  searchLexical: MemoryStore['searchLexical'] = (query) => this.read((s) => queries.searchLexical(s, query));
-  searchVector: MemoryStore['searchVector'] = (query) => this.read((s) => queries.searchVector(s, query));
+  searchLexical: MemoryStore['searchLexical'] = (query) =>
+    this.read((s) => queries.searchLexical(s, query));
+  searchVector: MemoryStore['searchVector'] = (query) =>
+    this.read((s) => queries.searchVector(s, query));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
     this.read((s) => queries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));

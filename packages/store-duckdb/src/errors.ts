@@ -14,10 +14,17 @@ export function mapDuckDBError(error: unknown, action: string): MnemoError {
       { cause: error },
     );
   }
-  if (/^(IO|Connection|Interrupt|Out of Memory|Fatal) Error/i.test(message) || /database has been invalidated/i.test(message)) {
-    return new MnemoError('STORE_UNAVAILABLE', `DuckDB: ${action} failed: ${firstLine(message)}`, { cause: error });
+  if (
+    /^(IO|Connection|Interrupt|Out of Memory|Fatal) Error/i.test(message) ||
+    /database has been invalidated/i.test(message)
+  ) {
+    return new MnemoError('STORE_UNAVAILABLE', `DuckDB: ${action} failed: ${firstLine(message)}`, {
+      cause: error,
+    });
   }
-  return new MnemoError('INTERNAL', `DuckDB: ${action} failed: ${firstLine(message)}`, { cause: error });
+  return new MnemoError('INTERNAL', `DuckDB: ${action} failed: ${firstLine(message)}`, {
+    cause: error,
+  });
 }
 
 function firstLine(message: string): string {
@@ -25,5 +32,8 @@ function firstLine(message: string): string {
 }
 
 export function storeClosed(): MnemoError {
-  return new MnemoError('STORE_UNAVAILABLE', 'DuckDB store is not open: call init() first (or it was closed)');
+  return new MnemoError(
+    'STORE_UNAVAILABLE',
+    'DuckDB store is not open: call init() first (or it was closed)',
+  );
 }

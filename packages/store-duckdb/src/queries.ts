@@ -1,9 +1,9 @@
 import {
-  BM25_B,
-  BM25_K1,
   type AuditEvent,
   type AuditHead,
   type AuditPage,
+  BM25_B,
+  BM25_K1,
   type Grant,
   type LexicalQuery,
   type ListQuery,
@@ -19,7 +19,13 @@ import {
 } from '@mnemo/core';
 import { rowToAuditEvent, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
-import { filterPredicate, Params, permissionLevelExpression, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+import {
+  filterPredicate,
+  Params,
+  permissionLevelExpression,
+  RECORD_COLUMNS,
+  visiblePredicate,
+} from './sql.js';
 
 // Every SQL statement of the store, as functions of a session, so the same
 // reads run outside a transaction (a pooled reader) and inside one (the writer).
@@ -33,7 +39,11 @@ function toScored(row: Row): ScoredRecord {
   return { record: rowToRecord(row), score: Number(row.score) };
 }
 
-export async function getRecords(s: Session, visibility: Visibility, ids: readonly string[]): Promise<VisibleRecord[]> {
+export async function getRecords(
+  s: Session,
+  visibility: Visibility,
+  ids: readonly string[],
+): Promise<VisibleRecord[]> {
   if (ids.length === 0) return [];
   const p = new Params();
   const rows = await s.all(
@@ -110,7 +120,10 @@ export async function searchVector(s: Session, query: VectorQuery): Promise<Scor
   return rows.map(toScored);
 }
 
-export async function findPlanCandidates(s: Session, query: PlanCandidateQuery): Promise<PlanCandidate[]> {
+export async function findPlanCandidates(
+  s: Session,
+  query: PlanCandidateQuery,
+): Promise<PlanCandidate[]> {
   const p = new Params();
   const rows = await s.all(
     `SELECT ${RECORD_COLUMNS}, r.plan_tokens
@@ -121,7 +134,10 @@ export async function findPlanCandidates(s: Session, query: PlanCandidateQuery):
        AND ${visiblePredicate(p, query.visibility)}`,
     p,
   );
-  return rows.map((row) => ({ record: rowToRecord(row), signatureTokens: row.plan_tokens as string[] }));
+  return rows.map((row) => ({
+    record: rowToRecord(row),
+    signatureTokens: row.plan_tokens as string[],
+  }));
 }
 
 export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
@@ -139,13 +155,22 @@ export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent
 
 export async function auditHeads(s: Session): Promise<AuditHead[]> {
   const rows = await s.all('SELECT chain, seq, hash FROM mnemo_audit_heads ORDER BY chain');
-  return rows.map((row) => ({ chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string }));
+  return rows.map((row) => ({
+    chain: row.chain as string,
+    seq: Number(row.seq),
+    hash: row.hash as string,
+  }));
 }
 
 export async function auditHead(s: Session, chain: string): Promise<AuditHead | null> {
   const p = new Params();
-  const [row] = await s.all(`SELECT chain, seq, hash FROM mnemo_audit_heads WHERE chain = ${p.scalar(chain)}`, p);
-  return row === undefined ? null : { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
+  const [row] = await s.all(
+    `SELECT chain, seq, hash FROM mnemo_audit_heads WHERE chain = ${p.scalar(chain)}`,
+    p,
+  );
+  return row === undefined
+    ? null
+    : { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
 }
 
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
@@ -188,7 +213,8 @@ export async function findLiveDuplicates(
   );
   for (const row of rows) {
     const key = row.dedup_key as string;
-    if (!found.has(key)) found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
+    if (!found.has(key))
+      found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
   }
   return found;
 }
@@ -217,7 +243,9 @@ export async function insertRecords(s: Session, inputs: readonly NewRecord[]): P
        unnest(${p.times(records.map((r) => r.expiresAt))}), NULL, 0, NULL`,
     p,
   );
-  const postings = inputs.flatMap((input) => input.terms.map((t) => ({ id: input.record.id, ...t })));
+  const postings = inputs.flatMap((input) =>
+    input.terms.map((t) => ({ id: input.record.id, ...t })),
+  );
   if (postings.length > 0) {
     const q = new Params();
     await s.exec(
@@ -227,7 +255,9 @@ export async function insertRecords(s: Session, inputs: readonly NewRecord[]): P
       q,
     );
   }
-  const tokens = inputs.flatMap((input) => (input.planTokens ?? []).map((token) => ({ id: input.record.id, token })));
+  const tokens = inputs.flatMap((input) =>
+    (input.planTokens ?? []).map((token) => ({ id: input.record.id, token })),
+  );
   if (tokens.length > 0) {
     const q = new Params();
     await s.exec(
@@ -245,12 +275,20 @@ async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void
   }
 }
 
-export async function deleteRecords(s: Session, ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void> {
+export async function deleteRecords(
+  s: Session,
+  ids: readonly string[],
+  mode: 'soft' | 'hard',
+  at: Date,
+): Promise<void> {
   await deleteIndexRows(s, ids);
   const p = new Params();
   if (mode === 'hard') {
     const g = new Params();
-    await s.exec(`DELETE FROM mnemo_grants WHERE record_id IN (SELECT unnest(${g.strings(ids)}))`, g);
+    await s.exec(
+      `DELETE FROM mnemo_grants WHERE record_id IN (SELECT unnest(${g.strings(ids)}))`,
+      g,
+    );
     await s.exec(`DELETE FROM mnemo_records WHERE id IN (SELECT unnest(${p.strings(ids)}))`, p);
   } else {
     await s.exec(
@@ -261,7 +299,12 @@ export async function deleteRecords(s: Session, ids: readonly string[], mode: 's
   }
 }
 
-export async function redactRecords(s: Session, ids: readonly string[], content: string, at: Date): Promise<void> {
+export async function redactRecords(
+  s: Session,
+  ids: readonly string[],
+  content: string,
+  at: Date,
+): Promise<void> {
   await deleteIndexRows(s, ids);
   const p = new Params();
   await s.exec(

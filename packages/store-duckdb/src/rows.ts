@@ -1,9 +1,10 @@
-import type { AuditEvent, JsonObject, MemoryRecord, MemoryType, Scope } from '@mnemo/core';
 import type { JS } from '@duckdb/node-api';
+import type { AuditEvent, JsonObject, MemoryRecord, MemoryType, Scope } from '@mnemo/core';
 
 type Row = Record<string, JS>;
 
-const time = (value: JS | undefined): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
+const time = (value: JS | undefined): Date | null =>
+  value === null || value === undefined ? null : new Date(Number(value));
 
 export function rowToRecord(row: Row): MemoryRecord {
   return {

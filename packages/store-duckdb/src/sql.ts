@@ -58,7 +58,10 @@ export class Params {
   }
 
   times(values: readonly (Date | null)[]): string {
-    return this.list(values.map((value) => (value === null ? null : value.getTime())), BIGINT);
+    return this.list(
+      values.map((value) => (value === null ? null : value.getTime())),
+      BIGINT,
+    );
   }
 
   booleans(values: readonly boolean[]): string {
@@ -67,19 +70,26 @@ export class Params {
 
   stringLists(values: readonly (readonly string[] | null)[]): string {
     const name = this.next();
-    this.values[name] = listValue(values.map((items) => (items === null ? null : listValue([...items]))));
+    this.values[name] = listValue(
+      values.map((items) => (items === null ? null : listValue([...items]))),
+    );
     this.types[name] = LIST(LIST(VARCHAR));
     return `$${name}`;
   }
 
   floatLists(values: readonly (Float32Array | null)[]): string {
     const name = this.next();
-    this.values[name] = listValue(values.map((items) => (items === null ? null : listValue(Array.from(items)))));
+    this.values[name] = listValue(
+      values.map((items) => (items === null ? null : listValue(Array.from(items)))),
+    );
     this.types[name] = LIST(LIST(FLOAT));
     return `$${name}`;
   }
 
-  private list(values: readonly (string | number | boolean | null)[], itemType: DuckDBType): string {
+  private list(
+    values: readonly (string | number | boolean | null)[],
+    itemType: DuckDBType,
+  ): string {
     const name = this.next();
     this.values[name] = listValue([...values]);
     this.types[name] = LIST(itemType);

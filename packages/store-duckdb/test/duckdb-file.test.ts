@@ -52,7 +52,9 @@ describe('DuckDB file store', () => {
     const path = join(folder, 'm.duckdb');
     const first = open(path);
     await first.engine.init();
-    const { id } = await first.engine.as('agent-a').remember({ content: 'durable fact', tags: ['x'] });
+    const { id } = await first.engine
+      .as('agent-a')
+      .remember({ content: 'durable fact', tags: ['x'] });
     await first.store.close();
     const second = open(path, createSequentialIds('b-'));
     await second.engine.init();
@@ -61,7 +63,11 @@ describe('DuckDB file store', () => {
     expect((await a.recall({ query: 'durable' })).hits.map((hit) => hit.record.id)).toEqual([id]);
     await a.remember({ content: 'second session' });
     const verification = await second.engine.verifyAudit();
-    expect([verification.ok, verification.events, verification.heads[0]?.seq]).toEqual([true, 3, 3]);
+    expect([verification.ok, verification.events, verification.heads[0]?.seq]).toEqual([
+      true,
+      3,
+      3,
+    ]);
   });
 
   it('reports a file held by another process as STORE_UNAVAILABLE with a clear message', async () => {
@@ -96,25 +102,50 @@ describe('DuckDB file store', () => {
     const { engine, store } = open(path);
     await engine.init();
     const a = engine.as('agent-a');
-    const { id, contentHash } = await a.remember({ content: 'passport number X1234567', metadata: { passport: 'X1234567' } });
+    const { id, contentHash } = await a.remember({
+      content: 'passport number X1234567',
+      metadata: { passport: 'X1234567' },
+    });
     await a.forget({ ids: [id], mode: 'redact' });
     expect((await engine.verifyAudit()).ok).toBe(true);
     await store.close();
     const instance = await DuckDBInstance.create(path);
     const connection = await instance.connect();
-    const rows = (await connection.runAndReadAll('SELECT content, metadata, content_hash, deleted_at IS NOT NULL AS deleted FROM mnemo_records')).getRowObjectsJS();
-    const postings = (await connection.runAndReadAll(`SELECT count(*) AS n FROM mnemo_postings WHERE term = 'x1234567'`)).getRowObjectsJS();
+    const rows = (
+      await connection.runAndReadAll(
+        'SELECT content, metadata, content_hash, deleted_at IS NOT NULL AS deleted FROM mnemo_records',
+      )
+    ).getRowObjectsJS();
+    const postings = (
+      await connection.runAndReadAll(
+        `SELECT count(*) AS n FROM mnemo_postings WHERE term = 'x1234567'`,
+      )
+    ).getRowObjectsJS();
     connection.closeSync();
     instance.closeSync();
-    expect(rows).toEqual([{ content: '[redacted]', metadata: '{}', content_hash: contentHash, deleted: true }]);
+    expect(rows).toEqual([
+      { content: '[redacted]', metadata: '{}', content_hash: contentHash, deleted: true },
+    ]);
     expect(postings).toEqual([{ n: 0n }]);
   });
 
   it('detects a changed, deleted, reordered or inserted audit event, and a deleted head event', async () => {
     const attacks: [string, string[], { kind: string; seq: number }][] = [
-      ['changed details', [`UPDATE mnemo_audit_events SET details = '{"forged":true}' WHERE seq = 3`], { kind: 'hash_mismatch', seq: 3 }],
-      ['changed record ids', [`UPDATE mnemo_audit_events SET record_ids = ['x'] WHERE seq = 2`], { kind: 'hash_mismatch', seq: 2 }],
-      ['deleted event', ['DELETE FROM mnemo_audit_events WHERE seq = 2'], { kind: 'seq_gap', seq: 2 }],
+      [
+        'changed details',
+        [`UPDATE mnemo_audit_events SET details = '{"forged":true}' WHERE seq = 3`],
+        { kind: 'hash_mismatch', seq: 3 },
+      ],
+      [
+        'changed record ids',
+        [`UPDATE mnemo_audit_events SET record_ids = ['x'] WHERE seq = 2`],
+        { kind: 'hash_mismatch', seq: 2 },
+      ],
+      [
+        'deleted event',
+        ['DELETE FROM mnemo_audit_events WHERE seq = 2'],
+        { kind: 'seq_gap', seq: 2 },
+      ],
       [
         'swapped events',
         [
@@ -133,7 +164,11 @@ describe('DuckDB file store', () => {
         ],
         { kind: 'hash_mismatch', seq: 3 },
       ],
-      ['deleted head event', ['DELETE FROM mnemo_audit_events WHERE seq = 5'], { kind: 'head_mismatch', seq: 5 }],
+      [
+        'deleted head event',
+        ['DELETE FROM mnemo_audit_events WHERE seq = 5'],
+        { kind: 'head_mismatch', seq: 5 },
+      ],
     ];
     for (const [label, statements, expected] of attacks) {
       const path = join(folder, `${label.replaceAll(' ', '-')}.duckdb`);
@@ -142,7 +177,11 @@ describe('DuckDB file store', () => {
       const { engine } = open(path);
       await engine.init();
       const [problem, ...more] = (await engine.verifyAudit()).problems;
-      expect({ label, kind: problem?.kind, seq: problem?.seq, more: more.length }).toEqual({ label, ...expected, more: 0 });
+      expect({ label, kind: problem?.kind, seq: problem?.seq, more: more.length }).toEqual({
+        label,
+        ...expected,
+        more: 0,
+      });
     }
   });
 
@@ -153,14 +192,17 @@ describe('DuckDB file store', () => {
     const instance = await DuckDBInstance.create(path);
     const connection = await instance.connect();
     await connection.run('DELETE FROM mnemo_audit_events WHERE seq > 3');
-    await connection.run('UPDATE mnemo_audit_heads SET seq = 3, hash = (SELECT hash FROM mnemo_audit_events WHERE seq = 3)');
+    await connection.run(
+      'UPDATE mnemo_audit_heads SET seq = 3, hash = (SELECT hash FROM mnemo_audit_events WHERE seq = 3)',
+    );
     connection.closeSync();
     instance.closeSync();
     const { engine } = open(path);
     await engine.init();
     expect((await engine.verifyAudit()).ok).toBe(true);
     const verification = await engine.verifyAudit({ knownHeads: heads });
-    expect(verification.problems.map((p) => [p.kind, p.chain, p.seq])).toEqual([['truncated', 'agent-a', 4]]);
+    expect(verification.problems.map((p) => [p.kind, p.chain, p.seq])).toEqual([
+      ['truncated', 'agent-a', 4],
+    ]);
   });
 });
-

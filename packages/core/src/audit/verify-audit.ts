@@ -63,7 +63,9 @@ export async function verifyAudit(
   let previous: AuditEvent | null = null;
   let after: { chain: string; seq: number } | undefined;
   for (;;) {
-    const page = await store.readAudit(after === undefined ? { limit: pageSize } : { after, limit: pageSize });
+    const page = await store.readAudit(
+      after === undefined ? { limit: pageSize } : { after, limit: pageSize },
+    );
     for (const event of page) {
       events += 1;
       const sameChain = previous !== null && previous.chain === event.chain;
@@ -147,13 +149,17 @@ export async function verifyAudit(
     }
   }
 
-  const sortedProblems = [...problems.values()].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0));
+  const sortedProblems = [...problems.values()].sort((a, b) =>
+    a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0,
+  );
   const allChains = new Set([...chains, ...known.keys()]);
   return {
     ok: sortedProblems.length === 0,
     events,
     chains: allChains.size,
     problems: sortedProblems,
-    heads: [...verifiedHeads.values()].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0)),
+    heads: [...verifiedHeads.values()].sort((a, b) =>
+      a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0,
+    ),
   };
 }

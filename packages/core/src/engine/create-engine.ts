@@ -1,4 +1,8 @@
-import { type AuditVerification, type VerifyAuditOptions, verifyAudit } from '../audit/verify-audit.js';
+import {
+  type AuditVerification,
+  type VerifyAuditOptions,
+  verifyAudit,
+} from '../audit/verify-audit.js';
 import { createUuidV7Generator, noopEmbedder, systemClock } from '../defaults.js';
 import { invalidInput } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -59,11 +63,13 @@ export function createEngine(options: EngineOptions): Engine {
   }
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [key, value] of Object.entries(limits)) {
-    if (!Number.isInteger(value) || value < 1) throw invalidInput(`options.limits.${key}`, 'must be a positive integer');
+    if (!Number.isInteger(value) || value < 1)
+      throw invalidInput(`options.limits.${key}`, 'must be a positive integer');
   }
   const laneWeights = { ...DEFAULT_LANE_WEIGHTS, ...options.laneWeights };
   for (const [key, value] of Object.entries(laneWeights)) {
-    if (!Number.isFinite(value) || value < 0) throw invalidInput(`options.laneWeights.${key}`, 'must be a number ≥ 0');
+    if (!Number.isFinite(value) || value < 0)
+      throw invalidInput(`options.laneWeights.${key}`, 'must be a number ≥ 0');
   }
   return engineFrom({
     store: options.store,

@@ -2,7 +2,10 @@ import { MnemoError } from '../errors.js';
 import type { Embedder } from '../ports/embedder.js';
 
 /** Embeds through the port in batches, mapping failures and checking every vector's length. */
-export async function embedTexts(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {
+export async function embedTexts(
+  embedder: Embedder,
+  texts: readonly string[],
+): Promise<Float32Array[]> {
   const vectors: Float32Array[] = [];
   const batchSize = Math.max(1, embedder.maxBatchSize);
   for (let start = 0; start < texts.length; start += batchSize) {
@@ -12,12 +15,19 @@ export async function embedTexts(embedder: Embedder, texts: readonly string[]): 
       result = await embedder.embed(batch);
     } catch (error) {
       if (MnemoError.isInstance(error)) throw error;
-      throw new MnemoError('EMBEDDER_FAILED', `embedder failed: ${(error as Error)?.message ?? String(error)}`, {
-        cause: error,
-      });
+      throw new MnemoError(
+        'EMBEDDER_FAILED',
+        `embedder failed: ${(error as Error)?.message ?? String(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     if (!Array.isArray(result) || result.length !== batch.length) {
-      throw new MnemoError('EMBEDDER_FAILED', `embedder returned ${result?.length} vectors for ${batch.length} texts`);
+      throw new MnemoError(
+        'EMBEDDER_FAILED',
+        `embedder returned ${result?.length} vectors for ${batch.length} texts`,
+      );
     }
     for (const vector of result) {
       if (!(vector instanceof Float32Array) || vector.length !== embedder.dimensions) {
@@ -27,7 +37,10 @@ export async function embedTexts(embedder: Embedder, texts: readonly string[]): 
         );
       }
       if (!vector.every(Number.isFinite)) {
-        throw new MnemoError('EMBEDDER_FAILED', 'embedder returned a vector with a non-finite value');
+        throw new MnemoError(
+          'EMBEDDER_FAILED',
+          'embedder returned a vector with a non-finite value',
+        );
       }
       vectors.push(vector);
     }

@@ -1,9 +1,9 @@
-import type { LaneWeights } from './fusion.js';
 import type { Clock } from '../ports/clock.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
 import type { Limits } from '../validation.js';
+import type { LaneWeights } from './fusion.js';
 
 /** Everything an engine's handles share. Internal: not exported from the package. */
 export interface EngineContext {

@@ -9,7 +9,11 @@ export type Lane = (typeof LANES)[number];
 
 export type LaneWeights = Readonly<Record<Lane, number>>;
 
-export const DEFAULT_LANE_WEIGHTS: LaneWeights = Object.freeze({ lexical: 1, semantic: 1, recency: 0.25 });
+export const DEFAULT_LANE_WEIGHTS: LaneWeights = Object.freeze({
+  lexical: 1,
+  semantic: 1,
+  recency: 0.25,
+});
 
 /** One lane's view of a result: its 1-based rank and the lane's own score. */
 export interface LaneScore {

@@ -1,8 +1,8 @@
-import { queryTerms, termFrequencies } from '../analyzer.js';
+import { queryTerms } from '../analyzer.js';
 import { type AuditOp, chainEvent } from '../audit/audit-event.js';
 import { sha256Hex } from '../canonical.js';
 import { invalidInput, MnemoError } from '../errors.js';
-import { contentHash, dedupKey, principalKey } from '../hashing.js';
+import { principalKey } from '../hashing.js';
 import type {
   RecordFilters,
   ScoredRecord,
@@ -21,6 +21,7 @@ import {
 } from '../records.js';
 import {
   checkKeys,
+  type Limits,
   validateArray,
   validateContent,
   validateDate,
@@ -34,12 +35,11 @@ import {
   validateScope,
   validateTags,
   validateUnitInterval,
-  type Limits,
 } from '../validation.js';
 import { embedTexts } from './embed.js';
-import { writeRecords } from './write-records.js';
 import type { EngineContext } from './engine-context.js';
 import { fuseLanes, type Lane, type LaneScore, recencyLane } from './fusion.js';
+import { writeRecords } from './write-records.js';
 
 export interface RememberInput {
   /** Non-blank text, at most `limits.maxContentBytes` UTF-8 bytes. */
@@ -160,14 +160,26 @@ function draftFrom(input: unknown, limits: Limits, prefix: string): RecordDraft 
   const f = (name: string) => `${prefix}${name}`;
   return {
     content: validateContent(f('content'), fields.content, limits),
-    memoryType: fields.memoryType === undefined ? 'episodic' : validateMemoryType(f('memoryType'), fields.memoryType),
+    memoryType:
+      fields.memoryType === undefined
+        ? 'episodic'
+        : validateMemoryType(f('memoryType'), fields.memoryType),
     scope: fields.scope === undefined ? 'private' : validateScope(f('scope'), fields.scope),
-    importance: fields.importance === undefined ? 0.5 : validateUnitInterval(f('importance'), fields.importance),
+    importance:
+      fields.importance === undefined
+        ? 0.5
+        : validateUnitInterval(f('importance'), fields.importance),
     tags: fields.tags === undefined ? [] : validateTags(f('tags'), fields.tags, limits),
-    metadata: fields.metadata === undefined ? {} : validateMetadata(f('metadata'), fields.metadata, limits),
-    threadId: fields.threadId === undefined ? null : validateLabel(f('threadId'), fields.threadId, 256),
-    sourceType: fields.sourceType === undefined ? null : validateLabel(f('sourceType'), fields.sourceType, 256),
-    expiresAt: fields.expiresAt === undefined ? null : validateDate(f('expiresAt'), fields.expiresAt),
+    metadata:
+      fields.metadata === undefined ? {} : validateMetadata(f('metadata'), fields.metadata, limits),
+    threadId:
+      fields.threadId === undefined ? null : validateLabel(f('threadId'), fields.threadId, 256),
+    sourceType:
+      fields.sourceType === undefined
+        ? null
+        : validateLabel(f('sourceType'), fields.sourceType, 256),
+    expiresAt:
+      fields.expiresAt === undefined ? null : validateDate(f('expiresAt'), fields.expiresAt),
     plan: null,
   };
 }
@@ -177,7 +189,8 @@ const contexts = new WeakMap<MemoryHandle, EngineContext>();
 /** The engine context behind a handle. Internal to core. */
 export function handleContext(handle: MemoryHandle): EngineContext {
   const context = contexts.get(handle);
-  if (context === undefined) throw new MnemoError('INVALID_INPUT', 'not a handle created by engine.as()');
+  if (context === undefined)
+    throw new MnemoError('INVALID_INPUT', 'not a handle created by engine.as()');
   return context;
 }
 
@@ -236,7 +249,8 @@ export class MemoryHandle {
       fields.strategy === undefined
         ? 'auto'
         : (['lexical', 'semantic', 'hybrid', 'auto'] as const).find((s) => s === fields.strategy);
-    if (requested === undefined) throw invalidInput('strategy', 'must be one of lexical, semantic, hybrid, auto');
+    if (requested === undefined)
+      throw invalidInput('strategy', 'must be one of lexical, semantic, hybrid, auto');
     if (fields.explain !== undefined && typeof fields.explain !== 'boolean') {
       throw invalidInput('explain', 'must be a boolean');
     }
@@ -259,25 +273,36 @@ export class MemoryHandle {
     let semantic: ScoredRecord[] | undefined;
     if (strategy !== 'lexical') {
       const [vector] = await embedTexts(embedder, [query]);
-      semantic = await store.searchVector({ visibility, filters, vector: vector as Float32Array, limit: depth });
+      semantic = await store.searchVector({
+        visibility,
+        filters,
+        vector: vector as Float32Array,
+        limit: depth,
+      });
     }
 
     let hits: RecallHit[];
     if (strategy === 'hybrid') {
       const candidates = new Map<string, MemoryRecord>();
-      for (const { record } of [...(lexical ?? []), ...(semantic ?? [])]) candidates.set(record.id, record);
-      const lanes: Partial<Record<Lane, ScoredRecord[]>> = { semantic: semantic ?? [], recency: recencyLane([...candidates.values()]) };
+      for (const { record } of [...(lexical ?? []), ...(semantic ?? [])])
+        candidates.set(record.id, record);
+      const lanes: Partial<Record<Lane, ScoredRecord[]>> = {
+        semantic: semantic ?? [],
+        recency: recencyLane([...candidates.values()]),
+      };
       if (lexical !== undefined) lanes.lexical = lexical;
       hits = fuseLanes(lanes, laneWeights)
         .slice(0, limit)
         .map(({ record, score, lanes: explain }) => ({ record, score, explain }));
     } else {
       const lane = strategy === 'lexical' ? 'lexical' : 'semantic';
-      hits = ((strategy === 'lexical' ? lexical : semantic) ?? []).map(({ record, score }, index) => ({
-        record,
-        score,
-        explain: { [lane]: { rank: index + 1, score } },
-      }));
+      hits = ((strategy === 'lexical' ? lexical : semantic) ?? []).map(
+        ({ record, score }, index) => ({
+          record,
+          score,
+          explain: { [lane]: { rank: index + 1, score } },
+        }),
+      );
     }
     if (fields.explain !== true) for (const hit of hits) delete hit.explain;
 
@@ -285,7 +310,11 @@ export class MemoryHandle {
       const ids = hits.map((hit) => hit.record.id);
       await store.transaction(async (tx) => {
         if (ids.length > 0) await tx.touch(ids, now);
-        await appendAudit(this, tx, now, 'recall', ids, { strategy, limit, queryHash: sha256Hex(query) });
+        await appendAudit(this, tx, now, 'recall', ids, {
+          strategy,
+          limit,
+          queryHash: sha256Hex(query),
+        });
       });
     }
     return { strategy, hits };
@@ -294,7 +323,9 @@ export class MemoryHandle {
   /** The record with this id, if the caller may see it; else `NOT_FOUND` (also for plans' ids it cannot see). */
   async get(id: string): Promise<MemoryRecord> {
     const recordId = validateLabel('id', id, 256);
-    const [found] = await this.context.store.get(this.visibility(this.context.clock.now()), [recordId]);
+    const [found] = await this.context.store.get(this.visibility(this.context.clock.now()), [
+      recordId,
+    ]);
     if (found === undefined) throw notFound(recordId);
     return found.record;
   }
@@ -303,7 +334,10 @@ export class MemoryHandle {
   async forget(input: ForgetInput): Promise<ForgetResult> {
     const { store, clock, limits } = this.context;
     const fields = checkKeys('input', input, ['ids', 'filters', 'mode']);
-    const mode = fields.mode === undefined ? 'soft' : (['soft', 'hard', 'redact'] as const).find((m) => m === fields.mode);
+    const mode =
+      fields.mode === undefined
+        ? 'soft'
+        : (['soft', 'hard', 'redact'] as const).find((m) => m === fields.mode);
     if (mode === undefined) throw invalidInput('mode', 'must be one of soft, hard, redact');
     if ((fields.ids === undefined) === (fields.filters === undefined)) {
       throw invalidInput('input', 'give exactly one of ids or filters');
@@ -311,11 +345,21 @@ export class MemoryHandle {
     const ids =
       fields.ids === undefined
         ? undefined
-        : [...new Set(validateArray('ids', fields.ids, 10_000).map((id, i) => validateLabel(`ids[${i}]`, id, 256)))];
+        : [
+            ...new Set(
+              validateArray('ids', fields.ids, 10_000).map((id, i) =>
+                validateLabel(`ids[${i}]`, id, 256),
+              ),
+            ),
+          ];
     if (ids !== undefined && ids.length === 0) throw invalidInput('ids', 'must not be empty');
-    const filters = fields.filters === undefined ? undefined : validateFilters('filters', fields.filters, limits);
+    const filters =
+      fields.filters === undefined ? undefined : validateFilters('filters', fields.filters, limits);
     if (filters !== undefined && Object.keys(filters).length === 0) {
-      throw invalidInput('filters', 'must hold at least one filter (forgetting everything needs explicit ids)');
+      throw invalidInput(
+        'filters',
+        'must hold at least one filter (forgetting everything needs explicit ids)',
+      );
     }
 
     const now = clock.now();
@@ -328,7 +372,8 @@ export class MemoryHandle {
         for (const id of ids) {
           const target = found.get(id);
           if (target === undefined) throw notFound(id);
-          if (permissionLevel(target.permission) < permissionLevel('delete')) throw denied(id, 'delete');
+          if (permissionLevel(target.permission) < permissionLevel('delete'))
+            throw denied(id, 'delete');
         }
       } else {
         targets = (await tx.list({ visibility, filters: filters ?? {} })).filter(
@@ -339,7 +384,9 @@ export class MemoryHandle {
       if (forgotten.length === 0) return { mode, forgotten };
       if (mode === 'redact') await tx.redactRecords(forgotten, REDACTED_CONTENT, now);
       else await tx.deleteRecords(forgotten, mode, now);
-      const hashes = new Map(targets.map((target) => [target.record.id, target.record.contentHash]));
+      const hashes = new Map(
+        targets.map((target) => [target.record.id, target.record.contentHash]),
+      );
       await appendAudit(this, tx, now, 'forget', forgotten, {
         mode,
         contentHashes: forgotten.map((id) => hashes.get(id) ?? null),
@@ -354,12 +401,21 @@ export class MemoryHandle {
     const fields = checkKeys('input', input, ['recordId', 'with', 'permission', 'expiresAt']);
     const recordId = validateLabel('recordId', fields.recordId, 256);
     const grantees = [
-      ...new Set(validateArray('with', fields.with, limits.maxTags).map((id, i) => validateId(`with[${i}]`, id))),
+      ...new Set(
+        validateArray('with', fields.with, limits.maxTags).map((id, i) =>
+          validateId(`with[${i}]`, id),
+        ),
+      ),
     ];
     if (grantees.length === 0) throw invalidInput('with', 'must name at least one agent');
-    if (grantees.includes(this.principal.agentId)) throw invalidInput('with', 'must not name the caller');
-    const permission = fields.permission === undefined ? 'read' : validatePermission('permission', fields.permission);
-    const expiresAt = fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt);
+    if (grantees.includes(this.principal.agentId))
+      throw invalidInput('with', 'must not name the caller');
+    const permission =
+      fields.permission === undefined
+        ? 'read'
+        : validatePermission('permission', fields.permission);
+    const expiresAt =
+      fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt);
     const now = clock.now();
     if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
       throw invalidInput('expiresAt', 'must be in the future');
@@ -367,10 +423,15 @@ export class MemoryHandle {
     return store.transaction(async (tx) => {
       const [target] = await tx.get(this.visibility(now), [recordId]);
       if (target === undefined) throw notFound(recordId);
-      if (permissionLevel(target.permission) < permissionLevel('share')) throw denied(recordId, 'share');
-      if (permissionLevel(permission) > permissionLevel(target.permission)) throw denied(recordId, permission);
+      if (permissionLevel(target.permission) < permissionLevel('share'))
+        throw denied(recordId, 'share');
+      if (permissionLevel(permission) > permissionLevel(target.permission))
+        throw denied(recordId, permission);
       if (target.record.scope === 'private') {
-        throw invalidInput('recordId', 'a private record cannot be shared; remember it with scope "shared"');
+        throw invalidInput(
+          'recordId',
+          'a private record cannot be shared; remember it with scope "shared"',
+        );
       }
       await tx.putGrants(
         grantees.map((agentId) => ({
@@ -417,7 +478,15 @@ export async function appendAuditEvents(
   const chain = principalKey(handle.principal);
   let head = await tx.auditHead(chain);
   const events = entries.map(({ op, recordIds, details }) => {
-    const event = chainEvent(head, { id: ids(), chain, at, principal: chain, op, recordIds, details });
+    const event = chainEvent(head, {
+      id: ids(),
+      chain,
+      at,
+      principal: chain,
+      op,
+      recordIds,
+      details,
+    });
     head = { chain, seq: event.seq, hash: event.hash };
     return event;
   });
@@ -433,4 +502,3 @@ function denied(id: string, permission: Permission): MnemoError {
     details: { id, permission },
   });
 }
-

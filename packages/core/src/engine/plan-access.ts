@@ -46,23 +46,33 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       if (!context.experienceMemory) {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
       }
-      const [result] = await writeRecords(handle, [{
-        content: validateContent('query', query, context.limits),
-        memoryType: 'procedural',
-        scope: scope === undefined ? 'private' : validateScope('scope', scope),
-        importance: 0.5,
-        tags: [PLAN_TAG],
-        metadata: { [PLAN_METADATA_KEY]: payload },
-        threadId: null,
-        sourceType: null,
-        expiresAt: null,
-        plan: { tokens: [...tokens], payload },
-      }], context.clock.now());
+      const [result] = await writeRecords(
+        handle,
+        [
+          {
+            content: validateContent('query', query, context.limits),
+            memoryType: 'procedural',
+            scope: scope === undefined ? 'private' : validateScope('scope', scope),
+            importance: 0.5,
+            tags: [PLAN_TAG],
+            metadata: { [PLAN_METADATA_KEY]: payload },
+            threadId: null,
+            sourceType: null,
+            expiresAt: null,
+            plan: { tokens: [...tokens], payload },
+          },
+        ],
+        context.clock.now(),
+      );
       return result as RememberResult;
     },
     findCandidates: ({ tokens, minTokens, maxTokens }) =>
       context.store.findPlanCandidates({
-        visibility: { agentId: handle.principal.agentId, orgId: handle.principal.orgId, now: context.clock.now() },
+        visibility: {
+          agentId: handle.principal.agentId,
+          orgId: handle.principal.orgId,
+          now: context.clock.now(),
+        },
         tokens,
         minTokens,
         maxTokens,
@@ -70,7 +80,9 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
     auditReplay: async (recordIds, details) => {
       if (!context.readAuditing) return;
       const now = context.clock.now();
-      await context.store.transaction((tx) => appendAudit(handle, tx, now, 'recall_plan', recordIds, details));
+      await context.store.transaction((tx) =>
+        appendAudit(handle, tx, now, 'recall_plan', recordIds, details),
+      );
     },
   };
 }

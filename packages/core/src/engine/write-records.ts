@@ -39,10 +39,19 @@ export async function writeRecords(
   return results;
 }
 
-async function writeChunk(handle: MemoryHandle, drafts: readonly RecordDraft[], now: Date): Promise<RememberResult[]> {
+async function writeChunk(
+  handle: MemoryHandle,
+  drafts: readonly RecordDraft[],
+  now: Date,
+): Promise<RememberResult[]> {
   const { store, embedder, ids } = handleContext(handle);
   const { principal } = handle;
-  const vectors = embedder.semantic ? await embedTexts(embedder, drafts.map((draft) => draft.content)) : null;
+  const vectors = embedder.semantic
+    ? await embedTexts(
+        embedder,
+        drafts.map((draft) => draft.content),
+      )
+    : null;
   const prepared = drafts.map((draft, index): NewRecord => {
     const record: MemoryRecord = {
       id: ids(),
@@ -66,7 +75,8 @@ async function writeChunk(handle: MemoryHandle, drafts: readonly RecordDraft[], 
       lastAccessedAt: null,
     };
     record.contentHash = contentHash(record);
-    const { terms, length } = draft.plan === null ? termFrequencies(record.content) : { terms: [], length: 0 };
+    const { terms, length } =
+      draft.plan === null ? termFrequencies(record.content) : { terms: [], length: 0 };
     return {
       record,
       dedupKey: dedupKey(principal, record.scope, record.content, draft.plan?.payload ?? null),
@@ -98,7 +108,12 @@ async function writeChunk(handle: MemoryHandle, drafts: readonly RecordDraft[], 
       inserted.map(({ record, isPlan }) => ({
         op: 'remember',
         recordIds: [record.id],
-        details: { contentHash: record.contentHash, scope: record.scope, memoryType: record.memoryType, plan: isPlan },
+        details: {
+          contentHash: record.contentHash,
+          scope: record.scope,
+          memoryType: record.memoryType,
+          plan: isPlan,
+        },
       })),
     );
     return results;

@@ -13,7 +13,12 @@ export function bm25Reference(
   const analyzed = documents.map((doc) => ({ id: doc.id, ...termFrequencies(doc.content) }));
   const n = analyzed.length;
   const avgdl = n === 0 ? 0 : analyzed.reduce((sum, doc) => sum + doc.length, 0) / n;
-  const df = new Map(terms.map((term) => [term, analyzed.filter((doc) => doc.terms.some((t) => t.term === term)).length]));
+  const df = new Map(
+    terms.map((term) => [
+      term,
+      analyzed.filter((doc) => doc.terms.some((t) => t.term === term)).length,
+    ]),
+  );
   return analyzed
     .map((doc) => {
       let score = 0;
@@ -24,7 +29,9 @@ export function bm25Reference(
         matched = true;
         const d = df.get(term) as number;
         const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-        score += (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * doc.length) / avgdl));
+        score +=
+          (idf * tf * (BM25_K1 + 1)) /
+          (tf + BM25_K1 * (1 - BM25_B + (BM25_B * doc.length) / avgdl));
       }
       return { id: doc.id, score, matched };
     })

@@ -15,7 +15,9 @@ export interface HashEmbedderOptions {
  * sharing terms get a positive cosine; the same text always gets the same
  * vector, on every machine. Records every call in `calls`.
  */
-export function createHashEmbedder(options: HashEmbedderOptions = {}): Embedder & { calls: string[][] } {
+export function createHashEmbedder(
+  options: HashEmbedderOptions = {},
+): Embedder & { calls: string[][] } {
   const dimensions = options.dimensions ?? 64;
   const calls: string[][] = [];
   return {
@@ -33,7 +35,8 @@ export function createHashEmbedder(options: HashEmbedderOptions = {}): Embedder 
           vector[index] = (vector[index] ?? 0) + ((digest[4] as number) & 1 ? 1 : -1);
         }
         const norm = Math.hypot(...vector);
-        if (norm > 0) for (let i = 0; i < dimensions; i += 1) vector[i] = (vector[i] as number) / norm;
+        if (norm > 0)
+          for (let i = 0; i < dimensions; i += 1) vector[i] = (vector[i] as number) / norm;
         return vector;
       });
     },

@@ -60,11 +60,17 @@ export function auditSpec(t: TestApi, h: Harness): void {
         },
       ]);
       const beyond = [{ chain: 'agent-a', seq: 20, hash: 'f'.repeat(64) }];
-      expect((await engine.verifyAudit({ knownHeads: beyond })).problems.map((p) => [p.kind, p.seq])).toEqual([['truncated', 14]]);
+      expect(
+        (await engine.verifyAudit({ knownHeads: beyond })).problems.map((p) => [p.kind, p.seq]),
+      ).toEqual([['truncated', 14]]);
       const vanished = [{ chain: 'agent-z', seq: 3, hash: 'f'.repeat(64) }];
-      expect((await engine.verifyAudit({ knownHeads: vanished })).problems.map((p) => [p.kind, p.chain, p.seq])).toEqual([
-        ['truncated', 'agent-z', 1],
-      ]);
+      expect(
+        (await engine.verifyAudit({ knownHeads: vanished })).problems.map((p) => [
+          p.kind,
+          p.chain,
+          p.seq,
+        ]),
+      ).toEqual([['truncated', 'agent-z', 1]]);
     });
   });
 }

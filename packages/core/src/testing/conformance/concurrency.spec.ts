@@ -10,12 +10,17 @@ export function concurrencySpec(t: TestApi, h: Harness): void {
         Array.from({ length: 200 }, (_, i) => {
           const agent = agents[i % 4];
           if (agent === undefined) throw new Error('unreachable');
-          return i % 10 === 9 ? agent.recall({ query: `note ${i - 1}` }) : agent.remember({ content: `note ${i}`, scope: 'global' });
+          return i % 10 === 9
+            ? agent.recall({ query: `note ${i - 1}` })
+            : agent.remember({ content: `note ${i}`, scope: 'global' });
         }),
       );
       const remembered = results.filter((r) => 'id' in r);
       expect(remembered).toHaveLength(180);
-      const listed = await store.list({ visibility: { agentId: 'a1', orgId: null, now: new Date('2030-01-01') }, filters: {} });
+      const listed = await store.list({
+        visibility: { agentId: 'a1', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
       expect(listed).toHaveLength(180);
       const verification = await engine.verifyAudit();
       expect([verification.ok, verification.events, verification.chains]).toEqual([true, 200, 4]);

@@ -8,16 +8,28 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       it(`${mode}: the record never comes back, and the forget is audited`, async () => {
         const { engine, store } = await h.open();
         const a = engine.as('agent-a');
-        const { id, contentHash } = await a.remember({ content: 'my bank pin is 1234', tags: ['secret'] });
+        const { id, contentHash } = await a.remember({
+          content: 'my bank pin is 1234',
+          tags: ['secret'],
+        });
         const keep = await a.remember({ content: 'my bank is Example Bank', tags: ['secret'] });
         expect(await a.forget({ ids: [id], mode })).toEqual({ mode, forgotten: [id] });
         await expect(a.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
-        expect((await a.recall({ query: 'bank pin', limit: 100 })).hits.map((hit) => hit.record.id)).toEqual([keep.id]);
-        const listed = await store.list({ visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') }, filters: {}, includePlans: true });
+        expect(
+          (await a.recall({ query: 'bank pin', limit: 100 })).hits.map((hit) => hit.record.id),
+        ).toEqual([keep.id]);
+        const listed = await store.list({
+          visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+          filters: {},
+          includePlans: true,
+        });
         expect(listed.map((v) => v.record.id)).toEqual([keep.id]);
         const events = await store.readAudit({ limit: 10 });
         const forgetEvent = events.find((e) => e.op === 'forget');
-        expect([forgetEvent?.recordIds, forgetEvent?.details]).toEqual([[id], { mode, contentHashes: [contentHash] }]);
+        expect([forgetEvent?.recordIds, forgetEvent?.details]).toEqual([
+          [id],
+          { mode, contentHashes: [contentHash] },
+        ]);
         expect((await engine.verifyAudit()).ok).toBe(true);
       });
     }
@@ -25,7 +37,10 @@ export function forgetSpec(t: TestApi, h: Harness): void {
     it('redact leaves the content in no search result and no audit event', async () => {
       const { engine, store } = await h.open();
       const a = engine.as('agent-a');
-      const { id } = await a.remember({ content: 'the launch code is swordfish', metadata: { code: 'swordfish' } });
+      const { id } = await a.remember({
+        content: 'the launch code is swordfish',
+        metadata: { code: 'swordfish' },
+      });
       await a.forget({ ids: [id], mode: 'redact' });
       expect(REDACTED_CONTENT).toBe('[redacted]');
       expect((await a.recall({ query: 'launch code' })).hits).toEqual([]);
@@ -40,8 +55,14 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       const mine = await a.remember({ content: 'mine' });
       const theirsPublic = await b.remember({ content: 'theirs public', scope: 'public' });
       const theirsPrivate = await b.remember({ content: 'theirs private' });
-      await expect(a.forget({ ids: [mine.id, theirsPrivate.id] })).rejects.toMatchObject({ code: 'NOT_FOUND', details: { id: theirsPrivate.id } });
-      await expect(a.forget({ ids: [mine.id, theirsPublic.id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { id: theirsPublic.id } });
+      await expect(a.forget({ ids: [mine.id, theirsPrivate.id] })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        details: { id: theirsPrivate.id },
+      });
+      await expect(a.forget({ ids: [mine.id, theirsPublic.id] })).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+        details: { id: theirsPublic.id },
+      });
       expect((await a.get(mine.id)).id).toBe(mine.id);
       expect((await a.get(theirsPublic.id)).id).toBe(theirsPublic.id);
     });
@@ -54,15 +75,24 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       await a.remember({ content: 'two', tags: ['keep'] });
       const t3 = await a.remember({ content: 'three', tags: ['tmp', 'x'], scope: 'public' });
       await b.remember({ content: 'four', tags: ['tmp'], scope: 'public' });
-      expect(await a.forget({ filters: { tagsAny: ['tmp'] } })).toEqual({ mode: 'soft', forgotten: [t1.id, t3.id].sort() });
-      expect(await a.forget({ filters: { tagsAny: ['tmp'] } })).toEqual({ mode: 'soft', forgotten: [] });
+      expect(await a.forget({ filters: { tagsAny: ['tmp'] } })).toEqual({
+        mode: 'soft',
+        forgotten: [t1.id, t3.id].sort(),
+      });
+      expect(await a.forget({ filters: { tagsAny: ['tmp'] } })).toEqual({
+        mode: 'soft',
+        forgotten: [],
+      });
       expect((await b.recall({ query: 'four' })).hits).toHaveLength(1);
     });
 
     it('treats TTL expiry as forgotten', async () => {
       const { engine, clock } = await h.open();
       const a = engine.as('agent-a');
-      const { id } = await a.remember({ content: 'short lived', expiresAt: new Date(clock.now().getTime() + 60_000) });
+      const { id } = await a.remember({
+        content: 'short lived',
+        expiresAt: new Date(clock.now().getTime() + 60_000),
+      });
       expect((await a.get(id)).id).toBe(id);
       clock.advance(60_000);
       await expect(a.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });

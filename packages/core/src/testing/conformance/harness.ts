@@ -6,7 +6,10 @@ import { createManualClock, type ManualClock } from '../manual-clock.js';
 import { createSequentialIds } from '../sequential-ids.js';
 
 /** The parts of the test runner the suite uses (vitest, or anything shaped like it). */
-export type TestApi = Pick<typeof Vitest, 'describe' | 'it' | 'expect' | 'beforeEach' | 'afterEach'>;
+export type TestApi = Pick<
+  typeof Vitest,
+  'describe' | 'it' | 'expect' | 'beforeEach' | 'afterEach'
+>;
 
 export interface ConformanceOptions {
   /** Shown in test names. */
@@ -31,7 +34,9 @@ export interface Harness {
    * An initialized store and an engine on it with a manual clock at `START`
    * and sequential ids (`id-000001`, …). Closed and destroyed after the test.
    */
-  open(options?: { embedder?: Embedder } & Partial<Omit<EngineOptions, 'store' | 'clock' | 'ids'>>): Promise<Fixture>;
+  open(
+    options?: { embedder?: Embedder } & Partial<Omit<EngineOptions, 'store' | 'clock' | 'ids'>>,
+  ): Promise<Fixture>;
 }
 
 export function createHarness(t: TestApi, options: ConformanceOptions): Harness {

@@ -3,7 +3,11 @@ import type { Fixture, Harness, TestApi } from './harness.js';
 
 /** Everything a store holds that an operation could change. */
 async function snapshot(store: MemoryStore) {
-  const visibility = (agentId: string) => ({ agentId, orgId: null, now: new Date('2030-01-01T00:00:00Z') });
+  const visibility = (agentId: string) => ({
+    agentId,
+    orgId: null,
+    now: new Date('2030-01-01T00:00:00Z'),
+  });
   return {
     a: await store.list({ visibility: visibility('agent-a'), filters: {}, includePlans: true }),
     b: await store.list({ visibility: visibility('agent-b'), filters: {}, includePlans: true }),
@@ -49,7 +53,10 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
     ['metadata with a function', { content: 'x', metadata: { f: () => 1 } }],
     ['metadata with undefined', { content: 'x', metadata: { u: undefined } }],
     ['metadata with a bigint', { content: 'x', metadata: { b: 1n } }],
-    ['metadata with __proto__', { content: 'x', metadata: JSON.parse('{"__proto__": {"polluted": true}}') }],
+    [
+      'metadata with __proto__',
+      { content: 'x', metadata: JSON.parse('{"__proto__": {"polluted": true}}') },
+    ],
     ['cyclic metadata', { content: 'x', metadata: cyclic }],
     ['too deep metadata', { content: 'x', metadata: deep }],
     ['blank thread id', { content: 'x', threadId: ' ' }],
@@ -62,7 +69,11 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
   async function seeded(): Promise<Fixture> {
     const fixture = await h.open({ limits: { maxContentBytes: 2000 } });
     const a = fixture.engine.as('agent-a');
-    const { id } = await a.remember({ content: 'existing memory', scope: 'shared', tags: ['seed'] });
+    const { id } = await a.remember({
+      content: 'existing memory',
+      scope: 'shared',
+      tags: ['seed'],
+    });
     await a.share({ recordId: id, with: ['agent-b'], permission: 'read' });
     return fixture;
   }
@@ -75,8 +86,14 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         const error = await engine
           .as('agent-a')
           .remember(input as never)
-          .then(() => null, (e: unknown) => e);
-        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({ label, code: 'INVALID_INPUT' });
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
+          label,
+          code: 'INVALID_INPUT',
+        });
       }
       expect(await snapshot(store)).toEqual(before);
       expect(({} as Record<string, unknown>).polluted).toBe(undefined);
@@ -85,9 +102,13 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
     it('rejects bad agent and org ids when binding a handle', async () => {
       const { engine } = await h.open();
       for (const id of ['', 'a b', 'a/b', 'ä', 'x'.repeat(257), 42]) {
-        expect(() => engine.as(id as string)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+        expect(() => engine.as(id as string)).toThrow(
+          expect.objectContaining({ code: 'INVALID_INPUT' }),
+        );
       }
-      expect(() => engine.as('ok', { orgId: 'bad org' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+      expect(() => engine.as('ok', { orgId: 'bad org' })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT' }),
+      );
       expect(engine.as('A.b_c-9').principal).toEqual({ agentId: 'A.b_c-9', orgId: null });
     });
 
@@ -103,23 +124,46 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         ['unknown strategy', () => a.recall({ query: 'x', strategy: 'fuzzy' as never })],
         ['unknown filter', () => a.recall({ query: 'x', filters: { colour: 'red' } as never })],
         ['bad minImportance', () => a.recall({ query: 'x', filters: { minImportance: 2 } })],
-        ['bad memoryTypes', () => a.recall({ query: 'x', filters: { memoryTypes: ['dream' as never] } })],
+        [
+          'bad memoryTypes',
+          () => a.recall({ query: 'x', filters: { memoryTypes: ['dream' as never] } }),
+        ],
         ['non-boolean explain', () => a.recall({ query: 'x', explain: 'yes' as never })],
         ['blank id', () => a.get('')],
         ['forget with neither ids nor filters', () => a.forget({})],
         ['forget with both', () => a.forget({ ids: ['x'], filters: { threadId: 't' } })],
         ['forget with no ids', () => a.forget({ ids: [] })],
         ['forget with empty filters', () => a.forget({ filters: {} })],
-        ['forget with unknown mode', () => a.forget({ ids: ['id-000001'], mode: 'shred' as never })],
+        [
+          'forget with unknown mode',
+          () => a.forget({ ids: ['id-000001'], mode: 'shred' as never }),
+        ],
         ['share with nobody', () => a.share({ recordId: 'id-000001', with: [] })],
         ['share with self', () => a.share({ recordId: 'id-000001', with: ['agent-a'] })],
         ['share with a bad agent id', () => a.share({ recordId: 'id-000001', with: ['bad id'] })],
-        ['share an unknown permission', () => a.share({ recordId: 'id-000001', with: ['agent-c'], permission: 'own' as never })],
-        ['share expiring in the past', () => a.share({ recordId: 'id-000001', with: ['agent-c'], expiresAt: new Date('2020-01-01') })],
+        [
+          'share an unknown permission',
+          () => a.share({ recordId: 'id-000001', with: ['agent-c'], permission: 'own' as never }),
+        ],
+        [
+          'share expiring in the past',
+          () =>
+            a.share({
+              recordId: 'id-000001',
+              with: ['agent-c'],
+              expiresAt: new Date('2020-01-01'),
+            }),
+        ],
       ];
       for (const [label, call] of calls) {
-        const error = await call().then(() => null, (e: unknown) => e);
-        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({ label, code: 'INVALID_INPUT' });
+        const error = await call().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
+          label,
+          code: 'INVALID_INPUT',
+        });
       }
       expect(await snapshot(store)).toEqual(before);
     });

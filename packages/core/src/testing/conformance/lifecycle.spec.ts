@@ -9,8 +9,12 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       await engine.as('agent-a').remember({ content: 'before close' });
       await store.close();
       await store.close();
-      await expect(engine.as('agent-a').remember({ content: 'after close' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      await expect(engine.as('agent-a').recall({ query: 'close' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(engine.as('agent-a').remember({ content: 'after close' })).rejects.toMatchObject(
+        { code: 'STORE_UNAVAILABLE' },
+      );
+      await expect(engine.as('agent-a').recall({ query: 'close' })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+      });
       await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     });
 
@@ -18,7 +22,9 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       const store = await options.createStore();
       try {
         await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-        await expect(store.transaction(async () => 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect(store.transaction(async () => 1)).rejects.toMatchObject({
+          code: 'STORE_UNAVAILABLE',
+        });
       } finally {
         await store.close();
         await options.destroyStore?.(store);

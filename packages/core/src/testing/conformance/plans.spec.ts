@@ -10,7 +10,11 @@ export function plansSpec(t: TestApi, h: Harness): void {
       const a = engine.as('agent-a');
       const plans = planAccess(a);
       const payload = { query: 'reset my password', steps: ['search'] };
-      const { id } = await plans.writePlan({ query: 'reset my password', payload, tokens: ['password', 'reset'] });
+      const { id } = await plans.writePlan({
+        query: 'reset my password',
+        payload,
+        tokens: ['password', 'reset'],
+      });
       const record = await a.get(id);
       expect([record.memoryType, record.tags, record.metadata, record.scope]).toEqual([
         'procedural',
@@ -18,8 +22,14 @@ export function plansSpec(t: TestApi, h: Harness): void {
         { [PLAN_METADATA_KEY]: payload },
         'private',
       ]);
-      const candidates = await plans.findCandidates({ tokens: ['password'], minTokens: 1, maxTokens: 2 });
-      expect(candidates.map((c) => [c.record.id, c.signatureTokens])).toEqual([[id, ['password', 'reset']]]);
+      const candidates = await plans.findCandidates({
+        tokens: ['password'],
+        minTokens: 1,
+        maxTokens: 2,
+      });
+      expect(candidates.map((c) => [c.record.id, c.signatureTokens])).toEqual([
+        [id, ['password', 'reset']],
+      ]);
     });
 
     it('finds exactly the visible plans sharing a token within the size bounds', async () => {
@@ -27,15 +37,25 @@ export function plansSpec(t: TestApi, h: Harness): void {
       const a = engine.as('agent-a');
       const b = engine.as('agent-b');
       const write = (handle: typeof a, tokens: string[], scope?: 'private' | 'public' | 'global') =>
-        planAccess(handle).writePlan({ query: tokens.join(' '), payload: { tokens }, tokens, ...(scope ? { scope } : {}) });
+        planAccess(handle).writePlan({
+          query: tokens.join(' '),
+          payload: { tokens },
+          tokens,
+          ...(scope ? { scope } : {}),
+        });
       const p1 = await write(a, ['alpha', 'beta']);
       const p2 = await write(a, ['alpha', 'beta', 'gamma', 'delta']);
       const p3 = await write(a, ['omega']);
       const p4 = await write(b, ['alpha']);
       const p5 = await write(b, ['alpha', 'zeta'], 'global');
-      await a.remember({ content: 'alpha beta', metadata: { [PLAN_METADATA_KEY]: { tokens: ['alpha'] } } });
+      await a.remember({
+        content: 'alpha beta',
+        metadata: { [PLAN_METADATA_KEY]: { tokens: ['alpha'] } },
+      });
       const find = async (tokens: string[], minTokens: number, maxTokens: number) =>
-        (await planAccess(a).findCandidates({ tokens, minTokens, maxTokens })).map((c) => c.record.id).sort();
+        (await planAccess(a).findCandidates({ tokens, minTokens, maxTokens }))
+          .map((c) => c.record.id)
+          .sort();
       expect(await find(['alpha'], 1, 10)).toEqual([p1.id, p2.id, p5.id]);
       expect(await find(['alpha', 'omega'], 1, 2)).toEqual([p1.id, p3.id, p5.id]);
       expect(await find(['beta'], 3, 4)).toEqual([p2.id]);

@@ -12,13 +12,40 @@ export function recallFiltersSpec(t: TestApi, h: Harness): void {
         ids.push((await a.remember(input)).id);
         clock.advance(60_000);
       };
-      await add({ content: 'project alpha kickoff', memoryType: 'episodic', tags: ['work', 'alpha'], importance: 0.9, threadId: 't1' });
-      await add({ content: 'project alpha budget', memoryType: 'semantic', tags: ['work'], importance: 0.4, threadId: 't1' });
-      await add({ content: 'project beta retro', memoryType: 'procedural', tags: ['alpha', 'retro'], importance: 0.7, scope: 'public' });
-      await add({ content: 'project gamma idea', memoryType: 'working', tags: [], importance: 0.1, scope: 'shared', threadId: 't2' });
+      await add({
+        content: 'project alpha kickoff',
+        memoryType: 'episodic',
+        tags: ['work', 'alpha'],
+        importance: 0.9,
+        threadId: 't1',
+      });
+      await add({
+        content: 'project alpha budget',
+        memoryType: 'semantic',
+        tags: ['work'],
+        importance: 0.4,
+        threadId: 't1',
+      });
+      await add({
+        content: 'project beta retro',
+        memoryType: 'procedural',
+        tags: ['alpha', 'retro'],
+        importance: 0.7,
+        scope: 'public',
+      });
+      await add({
+        content: 'project gamma idea',
+        memoryType: 'working',
+        tags: [],
+        importance: 0.1,
+        scope: 'shared',
+        threadId: 't2',
+      });
       const [r1, r2, r3, r4] = ids;
       const find = async (filters: RecordFilters) =>
-        (await a.recall({ query: 'project', filters, limit: 100 })).hits.map((hit) => hit.record.id).sort();
+        (await a.recall({ query: 'project', filters, limit: 100 })).hits
+          .map((hit) => hit.record.id)
+          .sort();
       const t0 = new Date('2026-01-01T00:00:00.000Z').getTime();
       expect(await find({ memoryTypes: ['episodic', 'working'] })).toEqual([r1, r4]);
       expect(await find({ scopes: ['public', 'shared'] })).toEqual([r3, r4]);

@@ -24,14 +24,13 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
         const expected = bm25Reference(docs, query);
         expect(result.strategy).toBe('lexical');
         expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
-        result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
+        for (const [i, hit] of result.hits.entries()) {
+          expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9);
+        }
       }
-      expect((await a.recall({ query: 'cat', limit: 100 })).hits.map((hit) => hit.record.id)).toEqual([
-        'id-000009',
-        'id-000001',
-        'id-000003',
-        'id-000011',
-      ]);
+      expect(
+        (await a.recall({ query: 'cat', limit: 100 })).hits.map((hit) => hit.record.id),
+      ).toEqual(['id-000009', 'id-000001', 'id-000003', 'id-000011']);
     });
 
     it('applies visibility before ranking, statistics and limit', async () => {
@@ -39,15 +38,24 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       const a = engine.as('agent-a');
       const b = engine.as('agent-b');
       // b's private records are far more relevant; they must neither show nor take slots or shift scores.
-      for (let i = 0; i < 5; i += 1) await b.remember({ content: `secret secret secret plan ${i}` });
+      for (let i = 0; i < 5; i += 1)
+        await b.remember({ content: `secret secret secret plan ${i}` });
       const mine = [];
-      for (const content of ['secret plan alpha', 'the secret recipe', 'a plan for secret', 'nothing here', 'secret']) {
+      for (const content of [
+        'secret plan alpha',
+        'the secret recipe',
+        'a plan for secret',
+        'nothing here',
+        'secret',
+      ]) {
         mine.push({ id: (await a.remember({ content })).id, content });
       }
       const result = await a.recall({ query: 'secret plan', limit: 3 });
       const expected = bm25Reference(mine, 'secret plan').slice(0, 3);
       expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
-      result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9));
+      for (const [i, hit] of result.hits.entries()) {
+        expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9);
+      }
       expect(result.hits.every((hit) => hit.record.agentId === 'agent-a')).toBe(true);
     });
 
@@ -57,21 +65,26 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       for (let i = 0; i < 15; i += 1) await a.remember({ content: `note number ${i}` });
       expect((await a.recall({ query: 'the and of' })).hits).toEqual([]);
       expect((await a.recall({ query: 'note' })).hits).toHaveLength(10);
-      expect((await a.recall({ query: 'note', limit: 3 })).hits.map((hit) => hit.record.id)).toEqual([
-        'id-000001',
-        'id-000003',
-        'id-000005',
-      ]);
+      expect(
+        (await a.recall({ query: 'note', limit: 3 })).hits.map((hit) => hit.record.id),
+      ).toEqual(['id-000001', 'id-000003', 'id-000005']);
     });
 
     it('never returns plans, deleted or expired records', async () => {
       const { engine, clock } = await h.open({ experienceMemory: true });
       const a = engine.as('agent-a');
       const ordinary = await a.remember({ content: 'how do I reset my password' });
-      await planAccess(a).writePlan({ query: 'reset password', payload: { steps: [] }, tokens: ['password', 'reset'] });
+      await planAccess(a).writePlan({
+        query: 'reset password',
+        payload: { steps: [] },
+        tokens: ['password', 'reset'],
+      });
       const gone = await a.remember({ content: 'reset the password via email' });
       await a.forget({ ids: [gone.id] });
-      await a.remember({ content: 'password reset link expires', expiresAt: new Date(clock.now().getTime() + 1000) });
+      await a.remember({
+        content: 'password reset link expires',
+        expiresAt: new Date(clock.now().getTime() + 1000),
+      });
       clock.advance(1000);
       const result = await a.recall({ query: 'reset password' });
       expect(result.hits.map((hit) => hit.record.id)).toEqual([ordinary.id]);

@@ -23,13 +23,22 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       const vectors = await embedder.embed(CORPUS);
       const [query] = await embedder.embed(['mountain hiking trails']);
       const expected = ids
-        .map((id, i) => ({ id, score: cosineReference(query as Float32Array, vectors[i] as Float32Array) }))
+        .map((id, i) => ({
+          id,
+          score: cosineReference(query as Float32Array, vectors[i] as Float32Array),
+        }))
         .filter((e) => Number.isFinite(e.score))
         .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
-      const result = await a.recall({ query: 'mountain hiking trails', strategy: 'semantic', limit: 100 });
+      const result = await a.recall({
+        query: 'mountain hiking trails',
+        strategy: 'semantic',
+        limit: 100,
+      });
       expect(result.strategy).toBe('semantic');
       expect(result.hits.map((hit) => hit.record.id)).toEqual(expected.map((e) => e.id));
-      result.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]?.score as number, 5));
+      for (const [i, hit] of result.hits.entries()) {
+        expect(hit.score).toBeCloseTo(expected[i]?.score as number, 5);
+      }
     });
 
     it('fuses lexical, semantic and recency with RRF (k = 60) and explains every lane', async () => {
@@ -46,7 +55,8 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       for (const hit of result.hits) {
         const lanes = hit.explain ?? {};
         const expected = Object.entries(lanes).reduce(
-          (sum, [lane, { rank }]) => sum + DEFAULT_LANE_WEIGHTS[lane as keyof typeof DEFAULT_LANE_WEIGHTS] / (RRF_K + rank),
+          (sum, [lane, { rank }]) =>
+            sum + DEFAULT_LANE_WEIGHTS[lane as keyof typeof DEFAULT_LANE_WEIGHTS] / (RRF_K + rank),
           0,
         );
         expect(hit.score).toBeCloseTo(expected, 12);
@@ -57,18 +67,27 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       const lexical = await a.recall({ query: 'hiking trails', strategy: 'lexical', limit: 100 });
       const ranks = Object.fromEntries(lexical.hits.map((hit, i) => [hit.record.id, i + 1]));
       for (const hit of result.hits) expect(hit.explain?.lexical?.rank).toBe(ranks[hit.record.id]);
-      expect((await a.recall({ query: 'hiking trails' })).hits.every((hit) => hit.explain === undefined)).toBe(true);
+      expect(
+        (await a.recall({ query: 'hiking trails' })).hits.every((hit) => hit.explain === undefined),
+      ).toBe(true);
     });
 
     it('is a typed error under the no-op embedder, and auto falls back to lexical', async () => {
       const { engine, store } = await h.open();
       const a = engine.as('agent-a');
       await a.remember({ content: 'mountain hiking' });
-      await expect(a.recall({ query: 'hiking', strategy: 'semantic' })).rejects.toMatchObject({ code: 'EMBEDDER_NOT_CONFIGURED' });
-      await expect(a.recall({ query: 'hiking', strategy: 'hybrid' })).rejects.toMatchObject({ code: 'EMBEDDER_NOT_CONFIGURED' });
+      await expect(a.recall({ query: 'hiking', strategy: 'semantic' })).rejects.toMatchObject({
+        code: 'EMBEDDER_NOT_CONFIGURED',
+      });
+      await expect(a.recall({ query: 'hiking', strategy: 'hybrid' })).rejects.toMatchObject({
+        code: 'EMBEDDER_NOT_CONFIGURED',
+      });
       expect((await store.readAudit({ limit: 10 })).map((e) => e.op)).toEqual(['remember']);
       const auto = await a.recall({ query: 'hiking' });
-      expect([auto.strategy, auto.hits.map((hit) => hit.record.content)]).toEqual(['lexical', ['mountain hiking']]);
+      expect([auto.strategy, auto.hits.map((hit) => hit.record.content)]).toEqual([
+        'lexical',
+        ['mountain hiking'],
+      ]);
     });
   });
 }

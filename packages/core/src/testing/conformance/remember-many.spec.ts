@@ -7,7 +7,10 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       const { engine, store } = await h.open();
       const a = engine.as('agent-a');
       const existing = await a.remember({ content: 'already here' });
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}`, tags: [`t${i % 3}`] }));
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({
+        content: `bulk note ${i}`,
+        tags: [`t${i % 3}`],
+      }));
       inputs[600] = { content: 'ALREADY here', tags: [] };
       inputs[1202] = { content: 'Bulk note 7', tags: [] };
       const results = await a.rememberMany(inputs);
@@ -17,13 +20,23 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect(results.filter((r) => r.deduplicated)).toHaveLength(2);
       const ids = results.filter((r) => !r.deduplicated).map((r) => r.id);
       expect(ids).toEqual([...ids].sort());
-      const listed = await store.list({ visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') }, filters: {} });
+      const listed = await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
       expect(listed).toHaveLength(1 + 1201);
       expect((await a.get(results[5]?.id as string)).tags).toEqual(['t2']);
       const verification = await engine.verifyAudit();
-      expect([verification.ok, verification.events, verification.heads[0]?.seq]).toEqual([true, 1202, 1202]);
+      expect([verification.ok, verification.events, verification.heads[0]?.seq]).toEqual([
+        true,
+        1202,
+        1202,
+      ]);
       const events = await store.readAudit({ limit: 5 });
-      expect(events.map((e) => e.recordIds)).toEqual([[existing.id], ...ids.slice(0, 4).map((id) => [id])]);
+      expect(events.map((e) => e.recordIds)).toEqual([
+        [existing.id],
+        ...ids.slice(0, 4).map((id) => [id]),
+      ]);
     });
 
     it('validates every input first: one bad input fails the call, names its index, writes nothing', async () => {
@@ -31,8 +44,13 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       const a = engine.as('agent-a');
       const inputs = Array.from({ length: 10 }, (_, i) => ({ content: `note ${i}` }));
       inputs[7] = { content: '  ' };
-      await expect(a.rememberMany(inputs)).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'inputs[7].content' } });
-      await expect(a.rememberMany('nope' as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(a.rememberMany(inputs)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'inputs[7].content' },
+      });
+      await expect(a.rememberMany('nope' as never)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
       expect(await store.readAudit({ limit: 10 })).toEqual([]);
       expect(await a.rememberMany([])).toEqual([]);
     });

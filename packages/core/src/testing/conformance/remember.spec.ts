@@ -1,4 +1,4 @@
-import { GENESIS_HASH, auditEventHash } from '../../audit/audit-event.js';
+import { auditEventHash, GENESIS_HASH } from '../../audit/audit-event.js';
 import { contentHash } from '../../hashing.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import { type Harness, START, type TestApi } from './harness.js';
@@ -32,14 +32,22 @@ export function rememberSpec(t: TestApi, h: Harness): void {
         accessCount: 0,
         lastAccessedAt: null,
       });
-      expect(result).toEqual({ id: 'id-000001', contentHash: contentHash(record), deduplicated: false });
+      expect(result).toEqual({
+        id: 'id-000001',
+        contentHash: contentHash(record),
+        deduplicated: false,
+      });
       expect(result.contentHash).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it('round-trips every field exactly', async () => {
       const { engine } = await h.open();
       const a = engine.as('agent-a', { orgId: 'org-1' });
-      const metadata = { source: { url: 'https://example.test/ü', n: [1, 2.5, -3e-7] }, ok: true, none: null };
+      const metadata = {
+        source: { url: 'https://example.test/ü', n: [1, 2.5, -3e-7] },
+        ok: true,
+        none: null,
+      };
       const { id } = await a.remember({
         content: 'Ünïcödé 🚀 line\nbreak',
         memoryType: 'semantic',
@@ -99,16 +107,32 @@ export function rememberSpec(t: TestApi, h: Harness): void {
     });
 
     it('fails with EMBEDDER_FAILED and writes nothing when the embedder throws', async () => {
-      const failing = { dimensions: 4, semantic: true, maxBatchSize: 8, embed: async () => { throw new Error('boom'); } };
+      const failing = {
+        dimensions: 4,
+        semantic: true,
+        maxBatchSize: 8,
+        embed: async () => {
+          throw new Error('boom');
+        },
+      };
       const { engine, store } = await h.open({ embedder: failing });
-      await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+      await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({
+        code: 'EMBEDDER_FAILED',
+      });
       expect(await store.readAudit({ limit: 10 })).toEqual([]);
     });
 
     it('fails with DIMENSION_MISMATCH when the embedder returns the wrong length', async () => {
-      const wrong = { dimensions: 4, semantic: true, maxBatchSize: 8, embed: async (texts: readonly string[]) => texts.map(() => new Float32Array(3)) };
+      const wrong = {
+        dimensions: 4,
+        semantic: true,
+        maxBatchSize: 8,
+        embed: async (texts: readonly string[]) => texts.map(() => new Float32Array(3)),
+      };
       const { engine, store } = await h.open({ embedder: wrong });
-      await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
+      await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({
+        code: 'DIMENSION_MISMATCH',
+      });
       expect(await store.readAudit({ limit: 10 })).toEqual([]);
     });
   });
@@ -131,7 +155,11 @@ export function rememberSpec(t: TestApi, h: Harness): void {
       const otherOwner = await engine.as('agent-b').remember({ content: 'buy milk' });
       await a.forget({ ids: [first.id] });
       const again = await a.remember({ content: 'buy milk' });
-      expect([otherScope.deduplicated, otherOwner.deduplicated, again.deduplicated]).toEqual([false, false, false]);
+      expect([otherScope.deduplicated, otherOwner.deduplicated, again.deduplicated]).toEqual([
+        false,
+        false,
+        false,
+      ]);
       expect(new Set([first.id, otherScope.id, otherOwner.id, again.id]).size).toBe(4);
     });
   });

@@ -17,7 +17,9 @@ export function shareSpec(t: TestApi, h: Harness): void {
       });
       expect((await b.get(id)).content).toBe('shared plan for Q3');
       await expect(b.forget({ ids: [id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
-      await expect(b.share({ recordId: id, with: ['agent-c'] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(b.share({ recordId: id, with: ['agent-c'] })).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+      });
       const event = (await store.readAudit({ limit: 10 })).find((e) => e.op === 'share');
       expect([event?.chain, event?.recordIds, event?.details]).toEqual([
         'owner',
@@ -34,7 +36,9 @@ export function shareSpec(t: TestApi, h: Harness): void {
       const { id } = await owner.remember({ content: 'team doc', scope: 'shared' });
       await owner.share({ recordId: id, with: ['agent-b'], permission: 'share' });
       // b may share onward up to its own level, not above.
-      await expect(b.share({ recordId: id, with: ['agent-c'], permission: 'admin' })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(
+        b.share({ recordId: id, with: ['agent-c'], permission: 'admin' }),
+      ).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
       await b.share({ recordId: id, with: ['agent-c'], permission: 'delete' });
       // Downgrade c to read: c can no longer forget.
       await owner.share({ recordId: id, with: ['agent-c'], permission: 'read' });
@@ -50,7 +54,9 @@ export function shareSpec(t: TestApi, h: Harness): void {
       const b = engine.as('agent-b');
       const { id } = await owner.remember({ content: 'temporary access', scope: 'shared' });
       const expiresAt = new Date(clock.now().getTime() + 10_000);
-      expect((await owner.share({ recordId: id, with: ['agent-b'], expiresAt })).expiresAt).toEqual(expiresAt);
+      expect((await owner.share({ recordId: id, with: ['agent-b'], expiresAt })).expiresAt).toEqual(
+        expiresAt,
+      );
       clock.advance(9_999);
       expect((await b.get(id)).id).toBe(id);
       clock.advance(1);
@@ -62,11 +68,18 @@ export function shareSpec(t: TestApi, h: Harness): void {
       const owner = engine.as('owner');
       const b = engine.as('agent-b');
       const secret = await owner.remember({ content: 'private note' });
-      await expect(owner.share({ recordId: secret.id, with: ['agent-b'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(owner.share({ recordId: secret.id, with: ['agent-b'] })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
       const open = await owner.remember({ content: 'public note', scope: 'public' });
-      await expect(b.forget({ ids: [open.id] })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(b.forget({ ids: [open.id] })).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+      });
       await owner.share({ recordId: open.id, with: ['agent-b'], permission: 'delete' });
-      expect(await b.forget({ ids: [open.id], mode: 'hard' })).toEqual({ mode: 'hard', forgotten: [open.id] });
+      expect(await b.forget({ ids: [open.id], mode: 'hard' })).toEqual({
+        mode: 'hard',
+        forgotten: [open.id],
+      });
     });
   });
 }

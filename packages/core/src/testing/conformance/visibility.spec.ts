@@ -11,7 +11,11 @@ export function visibilitySpec(t: TestApi, h: Harness): void {
         ids[scope] = (await owner.remember({ content: `${scope} visibility note`, scope })).id;
       }
       await owner.share({ recordId: ids.shared as string, with: ['grantee'] });
-      await owner.share({ recordId: ids.shared as string, with: ['lapsed'], expiresAt: new Date(clock.now().getTime() + 1000) });
+      await owner.share({
+        recordId: ids.shared as string,
+        with: ['lapsed'],
+        expiresAt: new Date(clock.now().getTime() + 1000),
+      });
       clock.advance(1000);
 
       const callers = {
@@ -32,8 +36,12 @@ export function visibilitySpec(t: TestApi, h: Harness): void {
         sameIdNoOrg: ['global'],
       };
       for (const [name, handle] of Object.entries(callers)) {
-        const want = (expected[name as keyof typeof callers] ?? []).map((scope) => ids[scope]).sort();
-        const recalled = (await handle.recall({ query: 'visibility note', limit: 100 })).hits.map((hit) => hit.record.id).sort();
+        const want = (expected[name as keyof typeof callers] ?? [])
+          .map((scope) => ids[scope])
+          .sort();
+        const recalled = (await handle.recall({ query: 'visibility note', limit: 100 })).hits
+          .map((hit) => hit.record.id)
+          .sort();
         expect({ name, recalled }).toEqual({ name, recalled: want });
         const gettable: string[] = [];
         for (const id of Object.values(ids)) {
@@ -54,11 +62,17 @@ export function visibilitySpec(t: TestApi, h: Harness): void {
       const { engine } = await h.open();
       const { id } = await engine.as('agent-a').remember({ content: 'private thing' });
       const b = engine.as('agent-b');
-      const invisible = await b.get(id).catch((e: Error & { code: string }) => [e.code, e.message.replace(id, 'ID')]);
-      const missing = await b.get('no-such-id').catch((e: Error & { code: string }) => [e.code, e.message.replace('no-such-id', 'ID')]);
+      const invisible = await b
+        .get(id)
+        .catch((e: Error & { code: string }) => [e.code, e.message.replace(id, 'ID')]);
+      const missing = await b
+        .get('no-such-id')
+        .catch((e: Error & { code: string }) => [e.code, e.message.replace('no-such-id', 'ID')]);
       expect(invisible).toEqual(missing);
       const forgetInvisible = await b.forget({ ids: [id] }).catch((e: { code: string }) => e.code);
-      const shareInvisible = await b.share({ recordId: id, with: ['agent-c'] }).catch((e: { code: string }) => e.code);
+      const shareInvisible = await b
+        .share({ recordId: id, with: ['agent-c'] })
+        .catch((e: { code: string }) => e.code);
       expect([forgetInvisible, shareInvisible]).toEqual(['NOT_FOUND', 'NOT_FOUND']);
     });
   });
