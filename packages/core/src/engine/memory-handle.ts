@@ -211,7 +211,7 @@ export class MemoryHandle {
   }
 
   /** Visibility of this principal at `now`. */
-  visibility(now: Date): Visibility {
+  private visibility(now: Date): Visibility {
     return { agentId: this.principal.agentId, orgId: this.principal.orgId, now };
   }
 
