@@ -7,7 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['@mnemo/source'] } },
   resolve: { conditions: ['@mnemo/source'] },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+    globalSetup: ['./vitest.global-setup.ts'],
+    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: process.env.CI

@@ -34,21 +34,24 @@ export async function recallPlan(
       details: { field: 'input' },
     });
   }
-  if (typeof input.query !== 'string') {
-    throw new MnemoError('INVALID_INPUT', 'query: must be a string', {
-      details: { field: 'query' },
-    });
+  for (const key of Object.keys(input)) {
+    if (key !== 'query' && key !== 'similarityThreshold') {
+      throw new MnemoError('INVALID_INPUT', `input.${key}: is not a known option`, {
+        details: { field: `input.${key}` },
+      });
+    }
   }
+  const access = planAccess(handle);
+  const query = access.validateQuery(input.query);
   const threshold = input.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
     throw new MnemoError('INVALID_INPUT', 'similarityThreshold: must be a number in (0, 1]', {
       details: { field: 'similarityThreshold' },
     });
   }
-  const access = planAccess(handle);
   if (!access.enabled) return { plan: null, candidatesConsidered: 0 };
 
-  const tokens = signatureTokens(input.query);
+  const tokens = signatureTokens(query);
   let best: { plan: CachedPlan; createdAt: number } | null = null;
   let candidatesConsidered = 0;
   if (tokens.length > 0) {

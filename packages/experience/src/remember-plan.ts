@@ -22,6 +22,12 @@ export interface RememberPlanResult {
   /** The query's signature tokens. */
   signature: string[];
   stored: boolean;
+  /**
+   * Why nothing was stored: the outcome was a failure, or the query has no
+   * signature tokens (no word of 3+ letters or digits), so no query could ever
+   * match it. Absent when stored.
+   */
+  reason?: 'below_success_threshold' | 'empty_signature';
 }
 
 const MAX_STEPS = 256;
@@ -43,7 +49,9 @@ function stringList(field: string, value: unknown, max: number): string[] {
 /**
  * Caches a successful plan as a record of the caller's (see SPEC §4). Fails
  * with `EXPERIENCE_DISABLED` when the engine's experience memory is off.
- * A failed outcome is not cached: `{ id: null, stored: false }`, nothing written.
+ * A failed outcome, or a query without signature tokens, is not cached:
+ * `{ id: null, stored: false, reason }`, nothing written. Invalid input is
+ * `INVALID_INPUT` whatever the score.
  */
 export async function rememberPlan(
   handle: MemoryHandle,
@@ -63,6 +71,7 @@ export async function rememberPlan(
     }
   }
   const query = access.validateQuery(input.query);
+  const scope = input.scope === undefined ? undefined : access.validateScope(input.scope);
   const steps = stringList('steps', input.steps, MAX_STEPS);
   const chunkIds = stringList('chunkIds', input.chunkIds, MAX_CHUNK_IDS);
   const score = input.outcomeScore;
@@ -70,20 +79,27 @@ export async function rememberPlan(
     throw invalid('outcomeScore', 'must be a number no greater than 1');
   }
   const signature = signatureTokens(query);
-  if (Number.isNaN(score) || score < DEFAULT_SUCCESS_THRESHOLD) {
-    return { id: null, signature, stored: false };
-  }
-  const { id } = await access.writePlan({
-    query,
-    ...(input.scope === undefined ? {} : { scope: input.scope }),
-    tokens: signature,
-    payload: toPayloadJson({
+  // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding anything.
+  const payload = access.validatePayload(
+    toPayloadJson({
       query,
       signature_tokens: signature,
       steps,
       chunk_ids: chunkIds,
-      outcome_score: score === 0 ? 0 : score,
+      outcome_score: Number.isNaN(score) || score < 0 ? 0 : score,
     }),
+  );
+  if (Number.isNaN(score) || score < DEFAULT_SUCCESS_THRESHOLD) {
+    return { id: null, signature, stored: false, reason: 'below_success_threshold' };
+  }
+  if (signature.length === 0) {
+    return { id: null, signature, stored: false, reason: 'empty_signature' };
+  }
+  const { id } = await access.writePlan({
+    query,
+    ...(scope === undefined ? {} : { scope }),
+    tokens: signature,
+    payload,
   });
   return { id, signature, stored: true };
 }

@@ -90,6 +90,7 @@ describe('rememberPlan and recallPlan', () => {
         id: null,
         signature: ['how', 'password', 'reset'],
         stored: false,
+        reason: 'below_success_threshold',
       });
     }
     expect(await store.readAudit({ limit: 10 })).toEqual([]);
@@ -229,6 +230,10 @@ describe('rememberPlan and recallPlan', () => {
       { ...PASSWORD_PLAN, outcomeScore: '0.9' },
       { ...PASSWORD_PLAN, scope: 'team' },
       { ...PASSWORD_PLAN, agentId: 'someone-else' },
+      { ...PASSWORD_PLAN, steps: ['a\u0000b'] },
+      { ...PASSWORD_PLAN, chunkIds: ['\uD800'] },
+      { ...PASSWORD_PLAN, scope: 'team', outcomeScore: 0.1 },
+      { ...PASSWORD_PLAN, query: '', outcomeScore: Number.NaN },
     ];
     for (const input of bad) {
       await expect(rememberPlan(agent, input as never)).rejects.toMatchObject({

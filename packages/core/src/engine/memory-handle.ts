@@ -330,6 +330,22 @@ export class MemoryHandle {
     return found.record;
   }
 
+  /**
+   * The records among `ids` the caller may see, in the order of `ids` (each
+   * once); invisible and missing ids are left out. One store round trip.
+   */
+  async getMany(ids: readonly string[]): Promise<MemoryRecord[]> {
+    const wanted = [
+      ...new Set(
+        validateArray('ids', ids, 10_000).map((id, i) => validateLabel(`ids[${i}]`, id, 256)),
+      ),
+    ];
+    if (wanted.length === 0) return [];
+    const found = await this.context.store.get(this.visibility(this.context.clock.now()), wanted);
+    const byId = new Map(found.map((visible) => [visible.record.id, visible.record]));
+    return wanted.flatMap((id) => byId.get(id) ?? []);
+  }
+
   /** Forgets records by ids or by filters, atomically; see `ForgetInput`. */
   async forget(input: ForgetInput): Promise<ForgetResult> {
     const { store, clock, limits } = this.context;

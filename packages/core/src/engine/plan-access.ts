@@ -1,7 +1,7 @@
 import { MnemoError } from '../errors.js';
 import type { PlanCandidate } from '../ports/memory-store.js';
 import { type JsonObject, PLAN_METADATA_KEY, PLAN_TAG, type Scope } from '../records.js';
-import { validateContent, validateScope } from '../validation.js';
+import { validateContent, validateMetadata, validateScope } from '../validation.js';
 import {
   appendAudit,
   handleContext,
@@ -20,6 +20,10 @@ export interface PlanAccess {
   readonly enabled: boolean;
   /** Validates a plan query as record content (`INVALID_INPUT` when blank, too long, …). */
   validateQuery(query: unknown): string;
+  /** Validates a scope (`INVALID_INPUT` unless one of `SCOPES`). */
+  validateScope(scope: unknown): Scope;
+  /** Validates a plan payload as record metadata would be, returning a clean copy. */
+  validatePayload(payload: unknown): JsonObject;
   /** Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`, payload under `PLAN_METADATA_KEY`. */
   writePlan(input: {
     query: string;
@@ -42,6 +46,8 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
   return {
     enabled: context.experienceMemory,
     validateQuery: (query) => validateContent('query', query, context.limits),
+    validateScope: (scope) => validateScope('scope', scope),
+    validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
     writePlan: async ({ query, scope, payload, tokens }) => {
       if (!context.experienceMemory) {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
@@ -55,7 +61,11 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
             scope: scope === undefined ? 'private' : validateScope('scope', scope),
             importance: 0.5,
             tags: [PLAN_TAG],
-            metadata: { [PLAN_METADATA_KEY]: payload },
+            metadata: validateMetadata(
+              'metadata',
+              { [PLAN_METADATA_KEY]: payload },
+              context.limits,
+            ),
             threadId: null,
             sourceType: null,
             expiresAt: null,

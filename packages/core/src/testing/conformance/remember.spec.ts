@@ -137,6 +137,24 @@ export function rememberSpec(t: TestApi, h: Harness): void {
     });
   });
 
+  describe('get and getMany', () => {
+    it('getMany returns the visible records in the order asked, each once, skipping the rest', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      const one = await a.remember({ content: 'one' });
+      const two = await a.remember({ content: 'two', scope: 'public' });
+      const hidden = await engine.as('agent-b').remember({ content: 'hidden' });
+      const records = await a.getMany([two.id, 'missing', hidden.id, one.id, two.id]);
+      expect(records.map((record) => record.content)).toEqual(['two', 'one']);
+      expect(await engine.as('agent-b').getMany([two.id, one.id])).toEqual([await a.get(two.id)]);
+      expect(await a.getMany([])).toEqual([]);
+      await expect(a.getMany(['ok', ''])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'ids[1]' },
+      });
+    });
+  });
+
   describe('dedup', () => {
     it('returns the live record with the same normalized content, owner and scope', async () => {
       const { engine, store } = await h.open();

@@ -1,0 +1,108 @@
+import { parseArgs } from 'node:util';
+import { ID_PATTERN } from '@mnemo/core';
+import { DEFAULT_SIMILARITY_THRESHOLD } from '@mnemo/experience';
+import { UsageError } from './usage-error.js';
+
+export const DEFAULT_DB = './mnemo-demo.duckdb';
+export const DEFAULT_AGENT = 'demo-agent';
+
+/** The demo's command line, validated. */
+export interface DemoArgs {
+  help: boolean;
+  /** A folder of .md/.txt files, or null for the default corpus. */
+  corpus: string | null;
+  /** A file of questions, or null for the shipped queries.txt. */
+  queries: string | null;
+  /** A DuckDB file path or ':memory:'. */
+  db: string;
+  /** Keep the database of an earlier run instead of starting fresh. */
+  keep: boolean;
+  /** Similarity threshold for `recallPlan`, in (0, 1]. */
+  threshold: number;
+  agent: string;
+  /** Print the report as one JSON object instead of text. */
+  json: boolean;
+}
+
+export const USAGE = `Usage: pnpm demo [options]     (or: node apps/demo/dist/main.js [options])
+
+Runs an agent loop over a corpus: for each question, look for a cached plan
+(recallPlan); on a hit replay it, on a miss run lexical retrieval, score the
+outcome and cache it (rememberPlan). Prints hit rate, retrieval work saved,
+latency and the audit check.
+
+Options:
+  --corpus <folder>   .md/.txt files to ingest, searched recursively
+                      (default: the repository's READMEs + apps/demo/corpus)
+  --queries <file>    one question per line, '#' starts a comment line
+                      (default: apps/demo/queries.txt)
+  --db <file>         DuckDB database file, or :memory: (default: ${DEFAULT_DB})
+  --keep              reuse the database of an earlier run (default: start fresh)
+  --threshold <n>     plan similarity threshold in (0, 1] (default: ${DEFAULT_SIMILARITY_THRESHOLD})
+  --agent <id>        agent id the loop runs as (default: ${DEFAULT_AGENT})
+  --json              print the report as one JSON object on the last stdout line
+  -h, --help          show this help
+
+Exit codes: 0 done, 1 unexpected error, 2 bad arguments or input files.`;
+
+/**
+ * Parses and validates `argv` (without the node and script paths). A leading
+ * `--`, as in `pnpm demo -- --json`, is ignored. Throws `UsageError`.
+ */
+export function parseDemoArgs(argv: readonly string[]): DemoArgs {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(argv[0] === '--' ? argv.slice(1) : argv).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  return {
+    help: values.help === true,
+    corpus: nonEmpty('--corpus', values.corpus) ?? null,
+    queries: nonEmpty('--queries', values.queries) ?? null,
+    db: nonEmpty('--db', values.db) ?? DEFAULT_DB,
+    keep: values.keep === true,
+    threshold:
+      values.threshold === undefined ? DEFAULT_SIMILARITY_THRESHOLD : threshold(values.threshold),
+    agent: agent(values.agent ?? DEFAULT_AGENT),
+    json: values.json === true,
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      corpus: { type: 'string' },
+      queries: { type: 'string' },
+      db: { type: 'string' },
+      keep: { type: 'boolean' },
+      threshold: { type: 'string' },
+      agent: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty`);
+  return value;
+}
+
+function threshold(text: string): number {
+  const value = text.trim() === '' ? Number.NaN : Number(text);
+  if (!(value > 0 && value <= 1)) {
+    throw new UsageError(`--threshold must be a number in (0, 1], got '${text}'`);
+  }
+  return value;
+}
+
+function agent(id: string): string {
+  if (!ID_PATTERN.test(id)) {
+    throw new UsageError(`--agent must be 1-256 characters of A-Z a-z 0-9 . _ -, got '${id}'`);
+  }
+  return id;
+}

@@ -1,0 +1,61 @@
+import { open, rm } from 'node:fs/promises';
+import { createEngine, type Engine } from '@mnemo/core';
+import { withExperienceMemory } from '@mnemo/experience';
+import { createDuckDBStore } from '@mnemo/store-duckdb';
+import { UsageError } from './usage-error.js';
+
+export const IN_MEMORY = ':memory:';
+
+// A DuckDB database file starts with an 8-byte checksum followed by this magic.
+const DUCKDB_MAGIC = 'DUCK';
+const MAGIC_OFFSET = 8;
+
+/**
+ * Makes room for a fresh database at `path`: deletes the file and its `.wal`.
+ * Refuses (`UsageError`) to delete a non-empty file that is not a DuckDB
+ * database, so a mistyped `--db` cannot destroy a document.
+ */
+export async function resetDatabaseFile(path: string): Promise<void> {
+  if (path === IN_MEMORY) return;
+  if (!(await isDuckDBFileOrAbsent(path))) {
+    throw new UsageError(
+      `--db: ${path} exists and is not a DuckDB database; refusing to overwrite it`,
+    );
+  }
+  await rm(path, { force: true });
+  await rm(`${path}.wal`, { force: true });
+}
+
+async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw new UsageError(`--db: cannot open ${path}: ${(error as Error).message}`);
+  }
+  try {
+    if ((await handle.stat()).isDirectory()) return false;
+    const header = Buffer.alloc(MAGIC_OFFSET + DUCKDB_MAGIC.length);
+    const { bytesRead } = await handle.read(header, 0, header.length, 0);
+    if (bytesRead === 0) return true;
+    return header.toString('latin1', MAGIC_OFFSET) === DUCKDB_MAGIC;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EISDIR') return false;
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** An initialized engine on a DuckDB store at `path`, with experience memory on. */
+export async function openEngine(path: string): Promise<Engine> {
+  const engine = withExperienceMemory(createEngine({ store: createDuckDBStore({ path }) }));
+  try {
+    await engine.init();
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+  return engine;
+}

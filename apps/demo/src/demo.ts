@@ -1,0 +1,78 @@
+import { resolve } from 'node:path';
+import { type AgentLoopOptions, runAgentLoop } from './agent-loop.js';
+import type { Chunk } from './chunk.js';
+import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from './corpus.js';
+import { IN_MEMORY, openEngine, resetDatabaseFile } from './database.js';
+import { formatOutcome } from './format-report.js';
+import { ingestChunks } from './ingest.js';
+import { DEMO_PATHS } from './paths.js';
+import { type Progress, silentProgress } from './progress.js';
+import { loadQuestions } from './questions.js';
+import { buildReport, type DemoReport } from './report.js';
+import { UsageError } from './usage-error.js';
+
+export interface DemoOptions {
+  /** A folder of .md/.txt files, or null for the default corpus. */
+  corpus: string | null;
+  /** A queries file, or null for the shipped queries.txt. */
+  queries: string | null;
+  /** A DuckDB file (relative to the cwd) or ':memory:'. */
+  db: string;
+  /** Reuse the database instead of deleting it first. */
+  keep: boolean;
+  threshold: number;
+  agent: string;
+  /** Default: silent. */
+  progress?: Progress;
+  /** Clock for latencies; default `performance.now`. */
+  now?: AgentLoopOptions['now'];
+}
+
+/**
+ * The whole demo: load and chunk the corpus, read the questions (both before
+ * touching the database, so bad input changes nothing), open a fresh DuckDB
+ * database, ingest, run the agent loop, verify the audit chains, close.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoReport> {
+  const progress = options.progress ?? silentProgress;
+  const files =
+    options.corpus === null ? await loadDefaultCorpus() : await loadCorpusFolder(options.corpus);
+  const chunks: Chunk[] = chunkCorpus(files);
+  if (chunks.length === 0) {
+    throw new UsageError(`the corpus (${options.corpus ?? 'default'}) has no text to ingest`);
+  }
+  const questions = await loadQuestions(options.queries ?? DEMO_PATHS.queriesFile);
+  const dbPath = options.db === IN_MEMORY ? IN_MEMORY : resolve(options.db);
+  if (!options.keep) await resetDatabaseFile(dbPath);
+
+  progress.line(`corpus: ${files.length} files, ${chunks.length} chunks; database: ${options.db}`);
+  const engine = await openEngine(dbPath);
+  try {
+    const handle = engine.as(options.agent);
+    const ingested = await ingestChunks(handle, chunks, progress);
+    progress.line(`asking ${questions.length} questions`);
+    const outcomes = await runAgentLoop(handle, questions, {
+      similarityThreshold: options.threshold,
+      onOutcome: (outcome, index, total) => progress.line(formatOutcome(outcome, index, total)),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
+    progress.update('verifying the audit chains');
+    const audit = await engine.verifyAudit();
+    progress.line(`audit: ${audit.ok ? 'ok' : 'FAILED'}`);
+    return buildReport({
+      corpus: {
+        source: options.corpus ?? 'default',
+        files: files.length,
+        chunks: chunks.length,
+        deduplicatedChunks: ingested.deduplicated,
+      },
+      database: { path: options.db, kept: options.keep },
+      agent: options.agent,
+      similarityThreshold: options.threshold,
+      outcomes,
+      audit,
+    });
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,73 @@
+import type { QuestionOutcome } from './agent-loop.js';
+import type { DemoReport } from './report.js';
+
+const LABEL_WIDTH = 30;
+
+/** The report as aligned text lines. */
+export function formatReport(report: DemoReport): string {
+  const { corpus, database } = report;
+  const rows: [string, string][] = [
+    ['corpus', `${corpus.source}: ${corpus.files} files, ${corpus.chunks} chunks`],
+    ['database', `${database.path} (${database.kept ? 'kept from an earlier run' : 'fresh'})`],
+    ['agent', report.agent],
+    ['questions', String(report.questions)],
+    [
+      'plan hits',
+      `${report.planHits} (${percent(report.hitRate)}), similarity threshold ${report.similarityThreshold}`,
+    ],
+    ['misses', String(report.planMisses)],
+    ['plans cached', String(report.plansCached)],
+    ['plans not cached (low score)', String(report.plansNotCached)],
+    ['retrieval calls', `${report.retrievalCalls.made} made, ${report.retrievalCalls.saved} saved`],
+    [
+      'mean latency, plan hit',
+      `${milliseconds(report.meanLatencyMs.planHit)}  (plan lookup + fetch by id)`,
+    ],
+    [
+      'mean latency, retrieval path',
+      `${milliseconds(report.meanLatencyMs.retrieval)}  (plan lookup + recall + score + cache)`,
+    ],
+    [
+      'mean latency, plan lookup',
+      `${milliseconds(report.meanLatencyMs.planLookup)}  (recallPlan, part of both paths)`,
+    ],
+    ['wrong replays (scorer)', `${report.wrongReplays} of ${report.planHits}`],
+    ...(report.missingReplayedChunks > 0
+      ? [['replayed chunks gone', String(report.missingReplayedChunks)] as [string, string]]
+      : []),
+    [
+      'audit',
+      `${report.audit.ok ? 'ok' : 'FAILED'}, ${report.audit.events} events in ${plural(report.audit.chains, 'chain')}`,
+    ],
+  ];
+  return [
+    'mnemo demo report',
+    ...rows.map(([label, value]) => `  ${label.padEnd(LABEL_WIDTH)}${value}`),
+  ].join('\n');
+}
+
+/** One progress line per question: its number, the path it took, its score, latency and text. */
+export function formatOutcome(outcome: QuestionOutcome, index: number, total: number): string {
+  const width = String(total).length;
+  const number = `[${String(index + 1).padStart(width)}/${total}]`;
+  const time = milliseconds(outcome.latencyMs).padStart(9);
+  const what =
+    outcome.path === 'replay'
+      ? `plan hit (similarity ${outcome.similarity.toFixed(2)})${outcome.wrong ? ' WRONG' : ''}`
+      : outcome.planId === null
+        ? 'miss, retrieval, not cached'
+        : 'miss, retrieval, cached';
+  return `${number} ${what.padEnd(34)} score ${outcome.score.toFixed(2)} ${time}  ${outcome.question}`;
+}
+
+function percent(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}
+
+function milliseconds(value: number | null): string {
+  return value === null ? 'n/a' : `${value.toFixed(1)} ms`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

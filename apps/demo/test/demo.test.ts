@@ -1,0 +1,233 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type QuestionOutcome,
+  RETRIEVAL_STEP,
+  type ReplayOutcome,
+  runAgentLoop,
+} from '../src/agent-loop.js';
+import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from '../src/corpus.js';
+import { openEngine } from '../src/database.js';
+import { runDemo } from '../src/demo.js';
+import { ingestChunks } from '../src/ingest.js';
+import { silentProgress } from '../src/progress.js';
+import { parseQuestions } from '../src/questions.js';
+import type { DemoReport } from '../src/report.js';
+import { UsageError } from '../src/usage-error.js';
+
+const fixtures = fileURLToPath(new URL('fixtures/', import.meta.url));
+const corpus = join(fixtures, 'garden');
+const queries = join(fixtures, 'garden-queries.txt');
+
+// Each question reads the clock three times (start, after the plan lookup, end): with a clock that
+// ticks by 1, every question takes 2 ms, of which the lookup takes 1.
+function tickingClock(): () => number {
+  let now = 0;
+  return () => {
+    now += 1;
+    return now;
+  };
+}
+
+const freshReport = (db: string): DemoReport => ({
+  corpus: { source: corpus, files: 2, chunks: 4, deduplicatedChunks: 0 },
+  database: { path: db, kept: false },
+  agent: 'gardener',
+  similarityThreshold: 0.7,
+  questions: 6,
+  planHits: 2,
+  planMisses: 4,
+  hitRate: 2 / 6,
+  plansCached: 3,
+  plansNotCached: 1,
+  retrievalCalls: { made: 4, saved: 2 },
+  meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
+  wrongReplays: 0,
+  missingReplayedChunks: 0,
+  audit: { ok: true, events: 4 + 6 + 4 + 3, chains: 1 },
+});
+
+describe('loadCorpusFolder', () => {
+  it('reads .md and .txt files recursively, sorted, skipping CHANGELOG.md and other extensions', async () => {
+    const files = await loadCorpusFolder(corpus);
+    expect(files.map((file) => file.path)).toEqual(['guide.md', 'notes/tools.txt']);
+    expect(chunkCorpus(files).map((chunk) => [chunk.source, chunk.heading])).toEqual([
+      ['guide.md', 'Garden guide'],
+      ['guide.md', 'Garden guide > Watering'],
+      ['guide.md', 'Garden guide > Pruning'],
+      ['notes/tools.txt', ''],
+    ]);
+  });
+
+  it('rejects a missing folder, a file, and a folder without documents', async () => {
+    await expect(loadCorpusFolder(join(fixtures, 'missing'))).rejects.toThrow(
+      `--corpus: no such folder: ${join(fixtures, 'missing')}`,
+    );
+    await expect(loadCorpusFolder(queries)).rejects.toThrow(`--corpus: not a folder: ${queries}`);
+    const empty = mkdtempSync(join(tmpdir(), 'mnemo-demo-empty-'));
+    try {
+      await expect(loadCorpusFolder(empty)).rejects.toThrow(
+        `--corpus: no .md or .txt files in ${empty}`,
+      );
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('loadDefaultCorpus', () => {
+  it('reads the shipped documents and the READMEs that exist, with paths from the repository root', async () => {
+    const paths = (await loadDefaultCorpus()).map((file) => file.path);
+    expect(paths.filter((path) => path.startsWith('apps/demo/'))).toEqual([
+      'apps/demo/README.md',
+      'apps/demo/corpus/01-overview.md',
+      'apps/demo/corpus/02-records-and-scopes.md',
+      'apps/demo/corpus/03-recall.md',
+      'apps/demo/corpus/04-forgetting.md',
+      'apps/demo/corpus/05-audit-log.md',
+      'apps/demo/corpus/06-experience-memory.md',
+      'apps/demo/corpus/07-stores.md',
+      'apps/demo/corpus/08-errors-and-testing.md',
+    ]);
+    expect(
+      paths.every((path) =>
+        /^(README\.md|packages\/[^/]+\/README\.md|apps\/demo\/.*\.md)$/.test(path),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('runAgentLoop', () => {
+  it('replays the plans that earlier questions cached, and caches only good outcomes', async () => {
+    const engine = await openEngine(':memory:');
+    try {
+      const handle = engine.as('gardener');
+      const chunks = chunkCorpus(await loadCorpusFolder(corpus));
+      expect(await ingestChunks(handle, chunks, silentProgress)).toEqual({
+        chunks: 4,
+        deduplicated: 0,
+      });
+      const seen: number[] = [];
+      const outcomes = await runAgentLoop(handle, parseQuestions(readFileSync(queries, 'utf8')), {
+        similarityThreshold: 0.7,
+        onOutcome: (_, index, total) => seen.push(index * 10 + total),
+      });
+      expect(seen).toEqual([6, 16, 26, 36, 46, 56]);
+      expect(outcomes.map((outcome) => [outcome.path, outcome.planId !== null])).toEqual([
+        ['retrieval', true],
+        ['replay', true],
+        ['retrieval', true],
+        ['retrieval', false],
+        ['replay', true],
+        ['retrieval', true],
+      ]);
+      const at = (index: number): QuestionOutcome => {
+        const outcome = outcomes[index];
+        if (outcome === undefined) throw new Error(`no outcome ${index}`);
+        return outcome;
+      };
+      const replayAt = (index: number): ReplayOutcome => {
+        const outcome = at(index);
+        if (outcome.path !== 'replay') throw new Error(`question ${index + 1} was not replayed`);
+        return outcome;
+      };
+      const [first, second, third, fourth, fifth, sixth] = [
+        at(0),
+        replayAt(1),
+        at(2),
+        at(3),
+        replayAt(4),
+        at(5),
+      ];
+      expect(second.planId).toBe(first.planId);
+      expect(second.chunkIds).toEqual(first.chunkIds);
+      expect(fifth.planId).toBe(third.planId);
+      expect(fifth.chunkIds).toEqual(third.chunkIds);
+      expect([second.planQuery, second.similarity, second.wrong]).toEqual([
+        'How often should tomatoes be watered?',
+        5 / 6,
+        false,
+      ]);
+      expect([fifth.planQuery, fifth.similarity, fifth.wrong]).toEqual([
+        'When should roses be pruned?',
+        4 / 5,
+        false,
+      ]);
+      expect(outcomes.map((outcome) => outcome.score)).toEqual([1, 1, 1, 0, 1, 1]);
+      expect(fourth.chunkIds).toEqual([]);
+
+      // The best chunk of each retrieval is the section that answers it.
+      const headings = async (outcome: QuestionOutcome) =>
+        Promise.all(outcome.chunkIds.map(async (id) => (await handle.get(id)).metadata.heading));
+      expect((await headings(first))[0]).toBe('Garden guide > Watering');
+      expect((await headings(third))[0]).toBe('Garden guide > Pruning');
+      expect((await headings(sixth))[0]).toBe('');
+
+      // What was cached is an ordinary plan: the step and the chunk ids.
+      const plan = await handle.get(first.planId as string);
+      expect(plan.metadata.experience_plan).toMatchObject({
+        steps: [RETRIEVAL_STEP],
+        chunk_ids: first.chunkIds,
+      });
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('runDemo', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-demo-run-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const options = { corpus, queries, keep: false, threshold: 0.7, agent: 'gardener' };
+
+  it('runs the fixture in memory', async () => {
+    const report = await runDemo({ ...options, db: ':memory:', now: tickingClock() });
+    expect(report).toEqual(freshReport(':memory:'));
+  });
+
+  it('runs the fixture on a DuckDB file, fresh each time unless kept', async () => {
+    const db = join(dir, 'garden.duckdb');
+    expect(await runDemo({ ...options, db, now: tickingClock() })).toEqual(freshReport(db));
+    expect(existsSync(db)).toBe(true);
+    expect(await runDemo({ ...options, db, now: tickingClock() })).toEqual(freshReport(db));
+
+    // Kept: the chunks are already there (same ids) and so are the three plans.
+    const kept = await runDemo({ ...options, db, keep: true, now: tickingClock() });
+    expect(kept).toMatchObject({
+      corpus: { files: 2, chunks: 4, deduplicatedChunks: 4 },
+      database: { path: db, kept: true },
+      planHits: 5,
+      planMisses: 1,
+      plansCached: 0,
+      plansNotCached: 1,
+      retrievalCalls: { made: 1, saved: 5 },
+      meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
+      wrongReplays: 0,
+      // The fresh second run deleted the first: its 17 events, then 6 plan lookups and 1 recall.
+      audit: { ok: true, events: 4 + 6 + 4 + 3 + (6 + 1), chains: 1 },
+    });
+  });
+
+  it('refuses to delete a file that is not a DuckDB database', async () => {
+    const precious = join(dir, 'notes.md');
+    writeFileSync(precious, '# my notes\n');
+    await expect(runDemo({ ...options, db: precious })).rejects.toThrow(
+      `--db: ${precious} exists and is not a DuckDB database; refusing to overwrite it`,
+    );
+    expect(readFileSync(precious, 'utf8')).toBe('# my notes\n');
+  });
+
+  it('rejects a corpus without text before touching the database', async () => {
+    const blank = join(dir, 'blank');
+    const db = join(dir, 'untouched.duckdb');
+    await import('node:fs/promises').then((fs) => fs.mkdir(blank));
+    writeFileSync(join(blank, 'empty.md'), '\n\n# \n');
+    const run = runDemo({ ...options, corpus: blank, db });
+    await expect(run).rejects.toThrow(UsageError);
+    await expect(run).rejects.toThrow(`the corpus (${blank}) has no text to ingest`);
+    expect(existsSync(db)).toBe(false);
+  });
+});
