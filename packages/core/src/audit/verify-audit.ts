@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors.js';
 import type { MemoryStore } from '../ports/memory-store.js';
 import { type AuditEvent, type AuditHead, auditEventHash, GENESIS_HASH } from './audit-event.js';
 
@@ -48,8 +49,29 @@ export async function verifyAudit(
   options: VerifyAuditOptions = {},
 ): Promise<AuditVerification> {
   const pageSize = options.pageSize ?? 1000;
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw invalidInput('pageSize', 'must be a positive integer');
+  const knownHeads = options.knownHeads ?? [];
+  if (!Array.isArray(knownHeads))
+    throw invalidInput('knownHeads', 'must be an array of { chain, seq, hash }');
+  knownHeads.forEach((head: unknown, index) => {
+    const h = head as Partial<AuditHead> | null;
+    if (
+      typeof h !== 'object' ||
+      h === null ||
+      typeof h.chain !== 'string' ||
+      !Number.isInteger(h.seq) ||
+      (h.seq as number) < 1 ||
+      typeof h.hash !== 'string'
+    ) {
+      throw invalidInput(
+        `knownHeads[${index}]`,
+        'must be { chain: string, seq: integer ≥ 1, hash: string }',
+      );
+    }
+  });
   const recordedHeads = new Map((await store.auditHeads()).map((head) => [head.chain, head]));
-  const known = new Map((options.knownHeads ?? []).map((head) => [head.chain, head]));
+  const known = new Map(knownHeads.map((head) => [head.chain, head]));
   const problems = new Map<string, AuditProblem>();
   const verifiedHeads = new Map<string, AuditHead>();
   // For each chain: the hash at each known-head seq we passed, to compare later.

@@ -63,6 +63,17 @@ export function auditSpec(t: TestApi, h: Harness): void {
       expect(
         (await engine.verifyAudit({ knownHeads: beyond })).problems.map((p) => [p.kind, p.seq]),
       ).toEqual([['truncated', 14]]);
+      for (const bad of [
+        { pageSize: 0 },
+        { pageSize: 1.5 },
+        { knownHeads: 'x' },
+        { knownHeads: [{ chain: 'a', seq: 0, hash: 'h' }] },
+        { knownHeads: [null] },
+      ]) {
+        await expect(engine.verifyAudit(bad as never)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+      }
       const vanished = [{ chain: 'agent-z', seq: 3, hash: 'f'.repeat(64) }];
       expect(
         (await engine.verifyAudit({ knownHeads: vanished })).problems.map((p) => [
