@@ -1,0 +1,105 @@
+/**
+ * Versioned schema migrations, applied in order by `init()` under an advisory
+ * lock (so several processes may call `init()` at once), each in its own
+ * transaction and recorded in `mnemo_migrations`. Never edit a released
+ * migration; add the next version.
+ *
+ * `s` is the quoted schema name. Timestamps are BIGINT Unix milliseconds (the
+ * engine's clock, exactly, as in every mnemo store).
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: (s: string, vector: VectorColumn) => string[];
+}
+
+/** How embeddings are stored: pgvector's `vector` type, or a plain `real[]`. */
+export type VectorColumn = { kind: 'pgvector'; dimensions: number | null } | { kind: 'array' };
+
+function embeddingType(vector: VectorColumn): string {
+  if (vector.kind === 'array') return 'real[]';
+  return vector.dimensions === null ? 'vector' : `vector(${vector.dimensions})`;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records, postings, plan tokens, grants, audit chains',
+    statements: (s, vector) => [
+      `CREATE TABLE ${s}.mnemo_records (
+        id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        org_id text,
+        content text NOT NULL,
+        memory_type text NOT NULL,
+        scope text NOT NULL,
+        importance double precision NOT NULL,
+        tags text[] NOT NULL,
+        metadata jsonb NOT NULL,
+        embedding ${embeddingType(vector)},
+        content_hash text NOT NULL,
+        dedup_key text NOT NULL,
+        is_plan boolean NOT NULL,
+        doc_length integer NOT NULL,
+        plan_tokens text[],
+        plan_token_count integer,
+        thread_id text,
+        source_type text,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        expires_at bigint,
+        deleted_at bigint,
+        access_count bigint NOT NULL,
+        last_accessed_at bigint
+      )`,
+      `CREATE INDEX mnemo_records_dedup_key ON ${s}.mnemo_records (dedup_key) WHERE deleted_at IS NULL`,
+      `CREATE INDEX mnemo_records_agent ON ${s}.mnemo_records (agent_id, org_id)`,
+      `CREATE INDEX mnemo_records_plan_tokens ON ${s}.mnemo_records USING gin (plan_tokens) WHERE is_plan`,
+      `CREATE TABLE ${s}.mnemo_postings (
+        record_id text NOT NULL,
+        term text NOT NULL,
+        tf integer NOT NULL
+      )`,
+      `CREATE INDEX mnemo_postings_term ON ${s}.mnemo_postings (term)`,
+      `CREATE INDEX mnemo_postings_record ON ${s}.mnemo_postings (record_id)`,
+      `CREATE TABLE ${s}.mnemo_grants (
+        record_id text NOT NULL,
+        grantee_agent_id text NOT NULL,
+        grantee_org_id text,
+        level integer NOT NULL,
+        granted_by text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint
+      )`,
+      `CREATE INDEX mnemo_grants_record ON ${s}.mnemo_grants (record_id, grantee_agent_id)`,
+      `CREATE TABLE ${s}.mnemo_audit_events (
+        chain text NOT NULL,
+        seq bigint NOT NULL,
+        id text NOT NULL,
+        occurred_at bigint NOT NULL,
+        principal text NOT NULL,
+        op text NOT NULL,
+        record_ids text[] NOT NULL,
+        details jsonb NOT NULL,
+        prev_hash text NOT NULL,
+        hash text NOT NULL,
+        PRIMARY KEY (chain, seq)
+      )`,
+      `CREATE TABLE ${s}.mnemo_audit_heads (
+        chain text PRIMARY KEY,
+        seq bigint NOT NULL,
+        hash text NOT NULL
+      )`,
+      // Exact cosine similarity over real[] (used when pgvector is absent).
+      `CREATE FUNCTION ${s}.mnemo_cosine(a real[], b real[]) RETURNS double precision
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+          SELECT CASE WHEN sqrt(sum(x::float8 * x::float8)) * sqrt(sum(y::float8 * y::float8)) = 0 THEN NULL
+                      ELSE sum(x::float8 * y::float8) / (sqrt(sum(x::float8 * x::float8)) * sqrt(sum(y::float8 * y::float8))) END
+          FROM unnest(a, b) AS t(x, y)
+        $$`,
+      ...(vector.kind === 'pgvector' && vector.dimensions !== null
+        ? [`CREATE INDEX mnemo_records_embedding ON ${s}.mnemo_records USING hnsw (embedding vector_cosine_ops)`]
+        : []),
+    ],
+  },
+];

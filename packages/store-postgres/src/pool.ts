@@ -1,0 +1,22 @@
+/**
+ * The slice of `pg` this store uses, structurally: any pool-like client with
+ * these members plugs in (a `pg.Pool`, a pool wrapper, a test double).
+ */
+export interface PostgresQueryResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+export interface PostgresClient {
+  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  /** Returns the client to its pool; pass an error to have the pool discard it. */
+  release(error?: Error | boolean): void;
+}
+
+export interface PostgresPool {
+  /** A dedicated client, for a transaction. */
+  connect(): Promise<PostgresClient>;
+  /** A one-off query on any idle client. */
+  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  end(): Promise<void>;
+}

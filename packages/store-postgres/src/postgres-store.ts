@@ -1,0 +1,301 @@
+import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
+import pg from 'pg';
+import { mapPostgresError, storeClosed } from './errors.js';
+import { MIGRATIONS, type VectorColumn } from './migrations.js';
+import type { PostgresClient, PostgresPool } from './pool.js';
+import * as queries from './queries.js';
+import { Session } from './session.js';
+import { Params } from './sql.js';
+
+export interface PostgresStoreOptions {
+  /** A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`); `close()` leaves it open. */
+  pool?: PostgresPool;
+  /** Or a connection string: the store creates and owns a `pg.Pool`. */
+  connectionString?: string;
+  /** Schema holding the tables (created if missing), so several stores can share a database. Default `mnemo`. */
+  schema?: string;
+  /**
+   * Embedding storage: `pgvector` (the server's `vector` extension, created if
+   * available), `array` (`real[]` with exact cosine in SQL), or `auto` (pgvector
+   * when available, else array). Fixed by the first `init()` of a schema. Default `auto`.
+   */
+  vector?: 'auto' | 'pgvector' | 'array';
+  /** With pgvector: the embedder's dimensions, for a `vector(n)` column with an HNSW cosine index. */
+  vectorDimensions?: number;
+  /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
+  statementTimeoutMs?: number;
+  /** For the pool created from `connectionString`: connect timeout in ms (default 5,000). */
+  connectionTimeoutMs?: number;
+  /** For the pool created from `connectionString`: most connections (default 10). */
+  maxConnections?: number;
+}
+
+/** Tries of a transaction that failed on a deadlock or serialization failure. */
+const MAX_ATTEMPTS = 3;
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function invalid(field: string, message: string): MnemoError {
+  return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
+}
+
+/**
+ * A `MemoryStore` on PostgreSQL through `pg`. Many processes and machines can
+ * share one database: transactions are real PostgreSQL transactions, the audit
+ * chain head is advanced under a row lock, and `init()` migrates under an
+ * advisory lock.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): MemoryStore {
+  if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
+  if ((options.pool === undefined) === (options.connectionString === undefined)) {
+    throw invalid('options', 'give exactly one of pool or connectionString');
+  }
+  const schema = options.schema ?? 'mnemo';
+  if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
+    throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62}');
+  }
+  if (options.vector !== undefined && !['auto', 'pgvector', 'array'].includes(options.vector)) {
+    throw invalid('vector', 'must be auto, pgvector or array');
+  }
+  const dimensions = options.vectorDimensions;
+  if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 16_000)) {
+    throw invalid('vectorDimensions', 'must be an integer from 1 to 16000');
+  }
+  for (const key of ['statementTimeoutMs', 'connectionTimeoutMs', 'maxConnections'] as const) {
+    const value = options[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw invalid(key, 'must be a positive integer');
+  }
+  return new PostgresStore(options, `"${schema}"`);
+}
+
+function ownPool(options: PostgresStoreOptions): PostgresPool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
+  });
+  // An idle client losing its connection (a server restart) must not crash the process;
+  // the pool drops it and the next query reports STORE_UNAVAILABLE or reconnects.
+  pool.on('error', () => undefined);
+  return pool as unknown as PostgresPool;
+}
+
+class PostgresStore implements MemoryStore {
+  readonly capabilities = { name: 'postgres', multiProcess: true } as const;
+  private pool: PostgresPool | null = null;
+  private pgvector = false;
+  private opening: Promise<void> | null = null;
+  private closed = false;
+  private readonly running = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly options: PostgresStoreOptions,
+    private readonly schema: string,
+  ) {}
+
+  init(): Promise<void> {
+    if (this.closed) return Promise.reject(storeClosed());
+    this.opening ??= this.open().catch((error) => {
+      this.opening = null;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<void> {
+    const pool = this.options.pool ?? ownPool(this.options);
+    let client: PostgresClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      if (this.options.pool === undefined) await pool.end().catch(() => undefined);
+      throw mapPostgresError(error, 'connecting');
+    }
+    const s = new Session(client, this.schema);
+    let failed: unknown;
+    try {
+      // One migrator at a time per schema, across every process.
+      const lock = new Params();
+      const key = lock.add(`mnemo:migrate:${this.schema}`, '::text');
+      await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
+      try {
+        await this.migrate(s);
+      } finally {
+        const unlock = new Params();
+        await s.all(
+          `SELECT pg_advisory_unlock(hashtextextended(${unlock.add(`mnemo:migrate:${this.schema}`, '::text')}, 0))`,
+          unlock,
+        );
+      }
+    } catch (error) {
+      failed = error;
+      throw error;
+    } finally {
+      client.release(failed instanceof Error ? failed : undefined);
+      if (failed !== undefined && this.options.pool === undefined) await pool.end().catch(() => undefined);
+    }
+    this.pool = pool;
+  }
+
+  private async migrate(s: Session): Promise<void> {
+    await s.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+    await s.exec(
+      `CREATE TABLE IF NOT EXISTS ${this.schema}.mnemo_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const [row] = await s.all(`SELECT coalesce(max(version), 0) AS version FROM ${this.schema}.mnemo_migrations`);
+    const current = Number(row?.version ?? 0);
+    const vector = current === 0 ? await this.chooseVectorColumn(s) : { kind: 'array' as const };
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await s.exec('BEGIN');
+      try {
+        for (const statement of migration.statements(this.schema, vector)) await s.exec(statement);
+        const p = new Params();
+        await s.exec(
+          `INSERT INTO ${this.schema}.mnemo_migrations (version, name)
+           VALUES (${p.add(migration.version, '::int')}, ${p.add(migration.name, '::text')})`,
+          p,
+        );
+        await s.exec('COMMIT');
+      } catch (error) {
+        await s.exec('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+    // The schema decides, whatever this process asked for: read the column's type back.
+    const type = new Params();
+    const [column] = await s.all(
+      `SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a
+       WHERE a.attrelid = ${type.add(`${this.schema}.mnemo_records`, '::regclass')} AND a.attname = 'embedding'`,
+      type,
+    );
+    this.pgvector = String(column?.type ?? '').startsWith('vector');
+  }
+
+  private async chooseVectorColumn(s: Session): Promise<VectorColumn> {
+    const wanted = this.options.vector ?? 'auto';
+    if (wanted === 'array') return { kind: 'array' };
+    const [available] = await s.all(`SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'`);
+    if (available !== undefined) {
+      try {
+        await s.exec('CREATE EXTENSION IF NOT EXISTS vector');
+        return { kind: 'pgvector', dimensions: this.options.vectorDimensions ?? null };
+      } catch (error) {
+        if (wanted === 'pgvector') throw error;
+      }
+    }
+    if (wanted === 'pgvector') {
+      throw new MnemoError('STORE_UNAVAILABLE', 'PostgreSQL: the vector extension (pgvector) is not available on this server');
+    }
+    return { kind: 'array' };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.opening?.catch(() => undefined);
+    await Promise.allSettled([...this.running]);
+    const pool = this.pool;
+    this.pool = null;
+    if (pool !== null && this.options.pool === undefined) await pool.end().catch(() => undefined);
+  }
+
+  private openPool(): PostgresPool {
+    if (this.closed || this.pool === null) throw storeClosed();
+    return this.pool;
+  }
+
+  /** Tracks an operation so that `close()` can wait for it. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.running.add(work);
+    const done = () => this.running.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  private read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+    let pool: PostgresPool;
+    try {
+      pool = this.openPool();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.track(fn(new Session(pool, this.schema)));
+  }
+
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    let pool: PostgresPool;
+    try {
+      pool = this.openPool();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.track(this.inTransaction(pool, fn));
+  }
+
+  private async inTransaction<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.attempt(pool, fn);
+      } catch (error) {
+        // A deadlock or serialization failure rolled everything back: run the transaction again.
+        const sqlstate = MnemoError.isInstance(error) ? error.details.sqlstate : undefined;
+        if (attempt >= MAX_ATTEMPTS || (sqlstate !== '40P01' && sqlstate !== '40001')) throw error;
+      }
+    }
+  }
+
+  private async attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    let client: PostgresClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw mapPostgresError(error, 'connecting');
+    }
+    const s = new Session(client, this.schema);
+    let broken: Error | undefined;
+    try {
+      await s.exec('BEGIN');
+      const result = await fn(transactionOn(s, this.pgvector));
+      await s.exec('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await s.exec('ROLLBACK');
+      } catch (rollbackError) {
+        // The connection is gone: have the pool discard this client.
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  get: MemoryStore['get'] = (visibility, ids) => this.read((s) => queries.getRecords(s, visibility, ids));
+  list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
+  searchLexical: MemoryStore['searchLexical'] = (query) => this.read((s) => queries.searchLexical(s, query));
+  searchVector: MemoryStore['searchVector'] = (query) =>
+    this.read((s) => queries.searchVector(s, query, this.pgvector));
+  findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
+    this.read((s) => queries.findPlanCandidates(s, query));
+  readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
+  auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
+}
+
+function transactionOn(s: Session, pgvector: boolean): StoreTx {
+  return {
+    get: (visibility, ids) => queries.getRecords(s, visibility, ids),
+    list: (query) => queries.listRecords(s, query),
+    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
+    insertRecords: (records) => queries.insertRecords(s, records, pgvector),
+    deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
+    redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
+    putGrants: (grants) => queries.putGrants(s, grants),
+    touch: (ids, at) => queries.touch(s, ids, at),
+    auditHead: (chain) => queries.lockAuditHead(s, chain),
+    appendAudit: (events) => queries.appendAudit(s, events),
+  };
+}

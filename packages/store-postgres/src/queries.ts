@@ -1,0 +1,371 @@
+import {
+  type AuditEvent,
+  type AuditHead,
+  type AuditPage,
+  BM25_B,
+  BM25_K1,
+  type Grant,
+  type LexicalQuery,
+  type ListQuery,
+  type NewRecord,
+  type PlanCandidate,
+  type PlanCandidateQuery,
+  permissionFromLevel,
+  permissionLevel,
+  type ScoredRecord,
+  type VectorQuery,
+  type Visibility,
+  type VisibleRecord,
+} from '@mnemo/core';
+import { rowToAuditEvent, rowToRecord } from './rows.js';
+import type { Row, Session } from './session.js';
+import { filterPredicate, Params, permissionLevelExpression, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+
+// Every SQL statement of the store, as functions of a session, so the same
+// reads run on the pool (outside a transaction) and on a client (inside one).
+
+function toVisible(row: Row): VisibleRecord {
+  return { record: rowToRecord(row), permission: permissionFromLevel(Number(row.permission_level)) ?? 'read' };
+}
+
+function toScored(row: Row): ScoredRecord {
+  return { record: rowToRecord(row), score: Number(row.score) };
+}
+
+export async function getRecords(s: Session, visibility: Visibility, ids: readonly string[]): Promise<VisibleRecord[]> {
+  if (ids.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(s.schema, p, visibility)} AS permission_level
+     FROM ${s.schema}.mnemo_records r
+     WHERE r.id = ANY(${p.texts(ids)}) AND ${visiblePredicate(s.schema, p, visibility)}`,
+    p,
+  );
+  return rows.map(toVisible);
+}
+
+export async function listRecords(s: Session, query: ListQuery): Promise<VisibleRecord[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(s.schema, p, query.visibility)} AS permission_level
+     FROM ${s.schema}.mnemo_records r
+     WHERE ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+       ${query.includePlans === true ? '' : 'AND NOT r.is_plan'}
+       ${query.afterId === undefined ? '' : `AND r.id COLLATE "C" > ${p.add(query.afterId, '::text')}`}
+     ORDER BY r.id COLLATE "C"
+     ${query.limit === undefined ? '' : `LIMIT ${p.add(query.limit, '::int')}`}`,
+    p,
+  );
+  return rows.map(toVisible);
+}
+
+export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const k1 = p.add(BM25_K1, '::float8');
+  const b = p.add(BM25_B, '::float8');
+  const rows = await s.all(
+    `WITH visible AS (
+       SELECT r.id, r.doc_length FROM ${s.schema}.mnemo_records r
+       WHERE NOT r.is_plan AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+     ),
+     stats AS (SELECT count(*)::float8 AS n, coalesce(avg(doc_length), 0)::float8 AS avgdl FROM visible),
+     hits AS (
+       SELECT po.record_id, po.term, po.tf::float8 AS tf, v.doc_length::float8 AS dl
+       FROM ${s.schema}.mnemo_postings po JOIN visible v ON v.id = po.record_id
+       WHERE po.term = ANY(${p.texts(query.terms)})
+     ),
+     df AS (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
+     scored AS (
+       SELECT h.record_id,
+              sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))) AS score
+       FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
+       GROUP BY h.record_id
+     )
+     SELECT ${RECORD_COLUMNS}, sc.score
+     FROM scored sc JOIN ${s.schema}.mnemo_records r ON r.id = sc.record_id
+     ORDER BY sc.score DESC, r.id COLLATE "C" ASC
+     LIMIT ${p.add(query.limit, '::int')}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+export async function searchVector(s: Session, query: VectorQuery, pgvector: boolean): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const vector = Array.from(query.vector);
+  const similarity = pgvector
+    ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
+    : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
+  const dimension = pgvector ? 'vector_dims(r.embedding)' : 'cardinality(r.embedding)';
+  const rows = await s.all(
+    `SELECT * FROM (
+       SELECT ${RECORD_COLUMNS}, ${similarity} AS score
+       FROM ${s.schema}.mnemo_records r
+       WHERE NOT r.is_plan AND r.embedding IS NOT NULL AND ${dimension} = ${p.add(vector.length, '::int')}
+         AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+     ) r
+     WHERE r.score IS NOT NULL AND r.score <> 'NaN'::float8
+     ORDER BY r.score DESC, r.id COLLATE "C" ASC
+     LIMIT ${p.add(query.limit, '::int')}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+export async function findPlanCandidates(s: Session, query: PlanCandidateQuery): Promise<PlanCandidate[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS}, r.plan_tokens
+     FROM ${s.schema}.mnemo_records r
+     WHERE r.is_plan AND r.plan_tokens && ${p.texts(query.tokens)}
+       AND r.plan_token_count BETWEEN ${p.add(query.minTokens, '::int')} AND ${p.add(query.maxTokens, '::int')}
+       AND ${visiblePredicate(s.schema, p, query.visibility)}`,
+    p,
+  );
+  return rows.map((row) => ({ record: rowToRecord(row), signatureTokens: row.plan_tokens as string[] }));
+}
+
+export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
+  const p = new Params();
+  const after =
+    page.after === undefined
+      ? 'TRUE'
+      : `(chain COLLATE "C", seq) > (${p.add(page.after.chain, '::text')} COLLATE "C", ${p.add(page.after.seq, '::bigint')})`;
+  const rows = await s.all(
+    `SELECT * FROM ${s.schema}.mnemo_audit_events WHERE ${after}
+     ORDER BY chain COLLATE "C", seq LIMIT ${p.add(page.limit, '::int')}`,
+    p,
+  );
+  return rows.map(rowToAuditEvent);
+}
+
+export async function auditHeads(s: Session): Promise<AuditHead[]> {
+  const rows = await s.all(
+    `SELECT chain, seq, hash FROM ${s.schema}.mnemo_audit_heads WHERE seq > 0 ORDER BY chain COLLATE "C"`,
+  );
+  return rows.map((row) => ({ chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string }));
+}
+
+/**
+ * The head of `chain`, locked until the transaction ends, so that concurrent
+ * writers of one chain (in any process) append one after another. A new
+ * chain gets a placeholder head (seq 0) first, so there is always a row to lock.
+ */
+export async function lockAuditHead(s: Session, chain: string): Promise<AuditHead | null> {
+  const p = new Params();
+  const c = p.add(chain, '::text');
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash) VALUES (${c}, 0, '') ON CONFLICT (chain) DO NOTHING`,
+    p,
+  );
+  const q = new Params();
+  const [row] = await s.all(
+    `SELECT chain, seq, hash FROM ${s.schema}.mnemo_audit_heads WHERE chain = ${q.add(chain, '::text')} FOR UPDATE`,
+    q,
+  );
+  if (row === undefined || Number(row.seq) === 0) return null;
+  return { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
+}
+
+export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const p = new Params();
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
+     SELECT e.chain, e.seq, e.id, e.occurred_at, e.principal, e.op,
+            ARRAY(SELECT jsonb_array_elements_text(e.record_ids)), e.details, e.prev_hash, e.hash
+     FROM jsonb_to_recordset(${p.add(
+       JSON.stringify(
+         events.map((e) => ({
+           chain: e.chain,
+           seq: e.seq,
+           id: e.id,
+           occurred_at: e.at.getTime(),
+           principal: e.principal,
+           op: e.op,
+           record_ids: e.recordIds,
+           details: e.details,
+           prev_hash: e.prevHash,
+           hash: e.hash,
+         })),
+       ),
+       '::jsonb',
+     )}) AS e(chain text, seq bigint, id text, occurred_at bigint, principal text, op text, record_ids jsonb,
+              details jsonb, prev_hash text, hash text)`,
+    p,
+  );
+  const heads = new Map(events.map((event) => [event.chain, event]));
+  const h = new Params();
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
+     SELECT * FROM unnest(${h.texts([...heads.keys()])}, ${h.add([...heads.values()].map((e) => e.seq), '::bigint[]')},
+                          ${h.texts([...heads.values()].map((e) => e.hash))})
+     ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+    h,
+  );
+}
+
+export async function findLiveDuplicates(
+  s: Session,
+  dedupKeys: readonly string[],
+  now: Date,
+): Promise<Map<string, { id: string; contentHash: string }>> {
+  const found = new Map<string, { id: string; contentHash: string }>();
+  if (dedupKeys.length === 0) return found;
+  // Two processes remembering the same memory at once: the second waits here
+  // until the first commits, then finds its record.
+  const lock = new Params();
+  await s.all(
+    `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${lock.texts([...dedupKeys].sort())}) AS k`,
+    lock,
+  );
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT dedup_key, id, content_hash FROM ${s.schema}.mnemo_records
+     WHERE dedup_key = ANY(${p.texts(dedupKeys)}) AND deleted_at IS NULL
+       AND (expires_at IS NULL OR expires_at > ${p.time(now)})
+     ORDER BY id COLLATE "C"`,
+    p,
+  );
+  for (const row of rows) {
+    const key = row.dedup_key as string;
+    if (!found.has(key)) found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
+  }
+  return found;
+}
+
+export async function insertRecords(s: Session, inputs: readonly NewRecord[], pgvector: boolean): Promise<void> {
+  if (inputs.length === 0) return;
+  const p = new Params();
+  const json = inputs.map(({ record: r, ...input }) => ({
+    id: r.id,
+    agent_id: r.agentId,
+    org_id: r.orgId,
+    content: r.content,
+    memory_type: r.memoryType,
+    scope: r.scope,
+    importance: r.importance,
+    tags: r.tags,
+    metadata: r.metadata,
+    embedding: r.embedding === null ? null : Array.from(r.embedding),
+    content_hash: r.contentHash,
+    dedup_key: input.dedupKey,
+    is_plan: input.isPlan,
+    doc_length: input.docLength,
+    plan_tokens: input.planTokens,
+    plan_token_count: input.planTokens?.length ?? null,
+    thread_id: r.threadId,
+    source_type: r.sourceType,
+    created_at: r.createdAt.getTime(),
+    updated_at: r.updatedAt.getTime(),
+    expires_at: r.expiresAt?.getTime() ?? null,
+  }));
+  const strings = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(x.${column}))`;
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
+       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
+       source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
+     SELECT x.id, x.agent_id, x.org_id, x.content, x.memory_type, x.scope, x.importance, ${strings('tags')}, x.metadata,
+       CASE WHEN x.embedding IS NULL THEN NULL
+            ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real)${pgvector ? '::vector' : ''} END,
+       x.content_hash, x.dedup_key, x.is_plan, x.doc_length,
+       CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${strings('plan_tokens')} END,
+       x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, NULL, 0, NULL
+     FROM jsonb_to_recordset(${p.add(JSON.stringify(json), '::jsonb')}) AS x(
+       id text, agent_id text, org_id text, content text, memory_type text, scope text, importance float8,
+       tags jsonb, metadata jsonb, embedding jsonb, content_hash text, dedup_key text, is_plan boolean,
+       doc_length integer, plan_tokens jsonb, plan_token_count integer, thread_id text, source_type text,
+       created_at bigint, updated_at bigint, expires_at bigint)`,
+    p,
+  );
+  const postings = inputs.flatMap((input) => input.terms.map((t) => ({ id: input.record.id, ...t })));
+  if (postings.length > 0) {
+    const q = new Params();
+    await s.exec(
+      `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf)
+       SELECT * FROM unnest(${q.texts(postings.map((x) => x.id))}, ${q.texts(postings.map((x) => x.term))},
+                            ${q.add(postings.map((x) => x.tf), '::int[]')})`,
+      q,
+    );
+  }
+}
+
+/**
+ * Locks the records' rows in id order. Every transaction that changes
+ * existing records locks them this way first, so two of them never wait on
+ * each other in opposite orders (a deadlock).
+ */
+async function lockRecords(s: Session, ids: readonly string[]): Promise<void> {
+  const p = new Params();
+  await s.all(
+    `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)}) ORDER BY id COLLATE "C" FOR UPDATE`,
+    p,
+  );
+}
+
+async function deletePostings(s: Session, ids: readonly string[]): Promise<void> {
+  const p = new Params();
+  await s.exec(`DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})`, p);
+}
+
+export async function deleteRecords(s: Session, ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void> {
+  await lockRecords(s, ids);
+  await deletePostings(s, ids);
+  const p = new Params();
+  if (mode === 'hard') {
+    const g = new Params();
+    await s.exec(`DELETE FROM ${s.schema}.mnemo_grants WHERE record_id = ANY(${g.texts(ids)})`, g);
+    await s.exec(`DELETE FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})`, p);
+  } else {
+    const time = p.time(at);
+    await s.exec(
+      `UPDATE ${s.schema}.mnemo_records SET deleted_at = ${time}, updated_at = ${time} WHERE id = ANY(${p.texts(ids)})`,
+      p,
+    );
+  }
+}
+
+export async function redactRecords(s: Session, ids: readonly string[], content: string, at: Date): Promise<void> {
+  await lockRecords(s, ids);
+  await deletePostings(s, ids);
+  const p = new Params();
+  const time = p.time(at);
+  await s.exec(
+    `UPDATE ${s.schema}.mnemo_records
+     SET content = ${p.add(content, '::text')}, metadata = '{}'::jsonb, embedding = NULL, doc_length = 0,
+         plan_tokens = NULL, plan_token_count = NULL, deleted_at = ${time}, updated_at = ${time}
+     WHERE id = ANY(${p.texts(ids)})`,
+    p,
+  );
+}
+
+export async function putGrants(s: Session, grants: readonly Grant[]): Promise<void> {
+  for (const grant of grants) {
+    const d = new Params();
+    await s.exec(
+      `DELETE FROM ${s.schema}.mnemo_grants WHERE record_id = ${d.add(grant.recordId, '::text')}
+         AND grantee_agent_id = ${d.add(grant.granteeAgentId, '::text')}
+         AND grantee_org_id IS NOT DISTINCT FROM ${d.add(grant.granteeOrgId, '::text')}`,
+      d,
+    );
+    const p = new Params();
+    await s.exec(
+      `INSERT INTO ${s.schema}.mnemo_grants (record_id, grantee_agent_id, grantee_org_id, level, granted_by, created_at, expires_at)
+       VALUES (${p.add(grant.recordId, '::text')}, ${p.add(grant.granteeAgentId, '::text')}, ${p.add(grant.granteeOrgId, '::text')},
+               ${p.add(permissionLevel(grant.permission), '::int')}, ${p.add(grant.grantedBy, '::text')},
+               ${p.time(grant.createdAt)}, ${p.time(grant.expiresAt)})`,
+      p,
+    );
+  }
+}
+
+export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
+  await lockRecords(s, ids);
+  const p = new Params();
+  await s.exec(
+    `UPDATE ${s.schema}.mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
+     WHERE id = ANY(${p.texts(ids)})`,
+    p,
+  );
+}

@@ -1,0 +1,45 @@
+import type { AuditEvent, JsonObject, MemoryRecord, MemoryType, Scope } from '@mnemo/core';
+
+type Row = Record<string, unknown>;
+
+// BIGINT arrives as a string from pg; Unix milliseconds fit a double exactly.
+const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
+
+export function rowToRecord(row: Row): MemoryRecord {
+  return {
+    id: row.id as string,
+    agentId: row.agent_id as string,
+    orgId: row.org_id as string | null,
+    content: row.content as string,
+    memoryType: row.memory_type as MemoryType,
+    scope: row.scope as Scope,
+    importance: Number(row.importance),
+    tags: row.tags as string[],
+    metadata: row.metadata as JsonObject,
+    embedding: row.embedding === null ? null : Float32Array.from(row.embedding as number[]),
+    contentHash: row.content_hash as string,
+    threadId: row.thread_id as string | null,
+    sourceType: row.source_type as string | null,
+    createdAt: time(row.created_at) as Date,
+    updatedAt: time(row.updated_at) as Date,
+    expiresAt: time(row.expires_at),
+    deletedAt: time(row.deleted_at),
+    accessCount: Number(row.access_count),
+    lastAccessedAt: time(row.last_accessed_at),
+  };
+}
+
+export function rowToAuditEvent(row: Row): AuditEvent {
+  return {
+    id: row.id as string,
+    chain: row.chain as string,
+    seq: Number(row.seq),
+    at: time(row.occurred_at) as Date,
+    principal: row.principal as string,
+    op: row.op as AuditEvent['op'],
+    recordIds: row.record_ids as string[],
+    details: row.details as JsonObject,
+    prevHash: row.prev_hash as string,
+    hash: row.hash as string,
+  };
+}

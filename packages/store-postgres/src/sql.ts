@@ -1,0 +1,88 @@
+import type { RecordFilters, Visibility } from '@mnemo/core';
+
+/** Positional parameters ($1, $2, …) for one statement. */
+export class Params {
+  readonly values: unknown[] = [];
+
+  /** Binds a value (arrays become PostgreSQL arrays) and returns its placeholder, with `cast` if given. */
+  add(value: unknown, cast = ''): string {
+    this.values.push(value);
+    return `$${this.values.length}${cast}`;
+  }
+
+  /** Binds a timestamp as Unix milliseconds. */
+  time(value: Date | null): string {
+    return this.add(value === null ? null : value.getTime(), '::bigint');
+  }
+
+  texts(values: readonly (string | null)[]): string {
+    return this.add(values, '::text[]');
+  }
+}
+
+const owns = (p: Params, v: Visibility, r: string) =>
+  `(${r}.agent_id = ${p.add(v.agentId, '::text')} AND ${r}.org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')})`;
+
+function liveGrant(s: string, p: Params, v: Visibility, r: string): string {
+  return `g.record_id = ${r}.id AND g.grantee_agent_id = ${p.add(v.agentId, '::text')}
+    AND g.grantee_org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')}
+    AND (g.expires_at IS NULL OR g.expires_at > ${p.time(v.now)})`;
+}
+
+/** The visibility rule of core's `Visibility` as a predicate on records aliased `r`; `s` is the schema. */
+export function visiblePredicate(s: string, p: Params, v: Visibility, r = 'r'): string {
+  const now = p.time(v.now);
+  return `(${r}.deleted_at IS NULL AND (${r}.expires_at IS NULL OR ${r}.expires_at > ${now}) AND (
+    ${owns(p, v, r)}
+    OR ${r}.scope = 'global'
+    OR (${r}.scope = 'public' AND ${r}.org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')})
+    OR (${r}.scope = 'shared' AND EXISTS (SELECT 1 FROM ${s}.mnemo_grants g WHERE ${liveGrant(s, p, v, r)}))
+  ))`;
+}
+
+/** The caller's permission level on a visible record (5 = owner/admin … 1 = read). */
+export function permissionLevelExpression(s: string, p: Params, v: Visibility, r = 'r'): string {
+  return `CASE WHEN ${owns(p, v, r)} THEN 5 ELSE greatest(
+    CASE WHEN ${r}.scope IN ('public', 'global') THEN 1 ELSE 0 END,
+    coalesce((SELECT max(g.level) FROM ${s}.mnemo_grants g WHERE ${liveGrant(s, p, v, r)}), 0)
+  ) END`;
+}
+
+/** `RecordFilters` as a predicate on records aliased `r` ('TRUE' when empty). */
+export function filterPredicate(p: Params, f: RecordFilters, r = 'r'): string {
+  const parts: string[] = [];
+  if (f.memoryTypes) parts.push(`${r}.memory_type = ANY(${p.texts(f.memoryTypes)})`);
+  if (f.scopes) parts.push(`${r}.scope = ANY(${p.texts(f.scopes)})`);
+  if (f.tagsAny) parts.push(`${r}.tags && ${p.texts(f.tagsAny)}`);
+  if (f.tagsAll) parts.push(`${r}.tags @> ${p.texts(f.tagsAll)}`);
+  if (f.minImportance !== undefined) parts.push(`${r}.importance >= ${p.add(f.minImportance, '::float8')}`);
+  if (f.createdAfter) parts.push(`${r}.created_at >= ${p.time(f.createdAfter)}`);
+  if (f.createdBefore) parts.push(`${r}.created_at < ${p.time(f.createdBefore)}`);
+  if (f.threadId !== undefined) parts.push(`${r}.thread_id = ${p.add(f.threadId, '::text')}`);
+  return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
+}
+
+/** Columns of a record row, as `rowToRecord` reads them; the embedding as real[] whatever its type. */
+export const RECORD_COLUMNS = [
+  'id',
+  'agent_id',
+  'org_id',
+  'content',
+  'memory_type',
+  'scope',
+  'importance',
+  'tags',
+  'metadata',
+  'content_hash',
+  'thread_id',
+  'source_type',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'deleted_at',
+  'access_count',
+  'last_accessed_at',
+]
+  .map((column) => `r.${column}`)
+  .concat('r.embedding::real[] AS embedding')
+  .join(', ');

@@ -1,0 +1,26 @@
+import type { MemoryStore } from '@mnemo/core';
+import { runConformanceSuite } from '@mnemo/core/testing';
+import * as vitest from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { describePostgres, dropSchema, PG_URL, PGVECTOR_URL, uniqueSchema } from './database.js';
+
+const schemas = new WeakMap<MemoryStore, string>();
+
+function suite(name: string, url: string | undefined, vector: 'array' | 'pgvector'): void {
+  if (url === undefined) return;
+  runConformanceSuite(vitest, {
+    name,
+    createStore: () => {
+      const schema = uniqueSchema('conformance');
+      const store = createPostgresStore({ connectionString: url, schema, vector, maxConnections: 4 });
+      schemas.set(store, schema);
+      return store;
+    },
+    destroyStore: (store) => dropSchema(schemas.get(store) as string),
+  });
+}
+
+describePostgres('postgres', () => {
+  suite('postgres (real[] vectors)', PG_URL, 'array');
+  suite('postgres (pgvector)', PGVECTOR_URL, 'pgvector');
+});
