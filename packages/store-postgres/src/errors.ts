@@ -16,7 +16,15 @@ const UNAVAILABLE_CODES = new Set([
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
 ]);
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+const UNAVAILABLE_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|terminating connection|server closed the connection|Query read timeout/i;
 
@@ -26,17 +34,26 @@ export function mapPostgresError(error: unknown, action: string): MnemoError {
   const e = error as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_MESSAGE.test(message)) {
+  if (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith('08') ||
+    UNAVAILABLE_ERRNO.has(code) ||
+    UNAVAILABLE_MESSAGE.test(message)
+  ) {
     return new MnemoError('STORE_UNAVAILABLE', `PostgreSQL: ${action} failed: ${message}`, {
       cause: error,
       details: code === '' ? {} : { sqlstate: code },
     });
   }
   if (code === '42P01' || code === '3F000') {
-    return new MnemoError('STORE_UNAVAILABLE', `PostgreSQL: ${action} failed: the schema is missing; call init() first (${message})`, {
-      cause: error,
-      details: { sqlstate: code },
-    });
+    return new MnemoError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL: ${action} failed: the schema is missing; call init() first (${message})`,
+      {
+        cause: error,
+        details: { sqlstate: code },
+      },
+    );
   }
   return new MnemoError('INTERNAL', `PostgreSQL: ${action} failed: ${message}`, {
     cause: error,
@@ -45,5 +62,8 @@ export function mapPostgresError(error: unknown, action: string): MnemoError {
 }
 
 export function storeClosed(): MnemoError {
-  return new MnemoError('STORE_UNAVAILABLE', 'PostgreSQL store is not open: call init() first (or it was closed)');
+  return new MnemoError(
+    'STORE_UNAVAILABLE',
+    'PostgreSQL store is not open: call init() first (or it was closed)',
+  );
 }

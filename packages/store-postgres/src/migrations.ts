@@ -98,7 +98,9 @@ export const MIGRATIONS: readonly Migration[] = [
           FROM unnest(a, b) AS t(x, y)
         $$`,
       ...(vector.kind === 'pgvector' && vector.dimensions !== null
-        ? [`CREATE INDEX mnemo_records_embedding ON ${s}.mnemo_records USING hnsw (embedding vector_cosine_ops)`]
+        ? [
+            `CREATE INDEX mnemo_records_embedding ON ${s}.mnemo_records USING hnsw (embedding vector_cosine_ops)`,
+          ]
         : []),
     ],
   },

@@ -11,6 +11,9 @@ export interface PostgresClient {
   query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
   /** Returns the client to its pool; pass an error to have the pool discard it. */
   release(error?: Error | boolean): void;
+  /** `pg` clients emit `error` when their connection dies; the store listens while it holds one. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresPool {

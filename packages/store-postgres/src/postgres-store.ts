@@ -45,7 +45,8 @@ function invalid(field: string, message: string): MnemoError {
  * advisory lock.
  */
 export function createPostgresStore(options: PostgresStoreOptions): MemoryStore {
-  if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
+  if (typeof options !== 'object' || options === null)
+    throw invalid('options', 'must be an object');
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw invalid('options', 'give exactly one of pool or connectionString');
   }
@@ -57,12 +58,16 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
     throw invalid('vector', 'must be auto, pgvector or array');
   }
   const dimensions = options.vectorDimensions;
-  if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 16_000)) {
+  if (
+    dimensions !== undefined &&
+    (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 16_000)
+  ) {
     throw invalid('vectorDimensions', 'must be an integer from 1 to 16000');
   }
   for (const key of ['statementTimeoutMs', 'connectionTimeoutMs', 'maxConnections'] as const) {
     const value = options[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw invalid(key, 'must be a positive integer');
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw invalid(key, 'must be a positive integer');
   }
   return new PostgresStore(options, `"${schema}"`);
 }
@@ -105,37 +110,54 @@ class PostgresStore implements MemoryStore {
 
   private async open(): Promise<void> {
     const pool = this.options.pool ?? ownPool(this.options);
+    try {
+      await this.withClient(pool, async (s) => {
+        // One migrator at a time per schema, across every process.
+        const lock = new Params();
+        const key = lock.add(`mnemo:migrate:${this.schema}`, '::text');
+        await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
+        try {
+          await this.migrate(s);
+        } finally {
+          const unlock = new Params();
+          const again = unlock.add(`mnemo:migrate:${this.schema}`, '::text');
+          await s.all(`SELECT pg_advisory_unlock(hashtextextended(${again}, 0))`, unlock);
+        }
+      });
+    } catch (error) {
+      if (this.options.pool === undefined) await pool.end().catch(() => undefined);
+      throw error;
+    }
+    this.pool = pool;
+  }
+
+  /**
+   * Runs `fn` on a dedicated client and returns it to the pool, discarding it
+   * when its connection broke. A connection dying while held fails the running
+   * query (mapped to STORE_UNAVAILABLE) and also emits `error` on the client,
+   * which would crash the process if nobody listened.
+   */
+  private async withClient<T>(pool: PostgresPool, fn: (s: Session) => Promise<T>): Promise<T> {
     let client: PostgresClient;
     try {
       client = await pool.connect();
     } catch (error) {
-      if (this.options.pool === undefined) await pool.end().catch(() => undefined);
       throw mapPostgresError(error, 'connecting');
     }
-    const s = new Session(client, this.schema);
-    let failed: unknown;
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on?.('error', onError);
     try {
-      // One migrator at a time per schema, across every process.
-      const lock = new Params();
-      const key = lock.add(`mnemo:migrate:${this.schema}`, '::text');
-      await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
-      try {
-        await this.migrate(s);
-      } finally {
-        const unlock = new Params();
-        await s.all(
-          `SELECT pg_advisory_unlock(hashtextextended(${unlock.add(`mnemo:migrate:${this.schema}`, '::text')}, 0))`,
-          unlock,
-        );
-      }
+      return await fn(new Session(client, this.schema));
     } catch (error) {
-      failed = error;
+      if (MnemoError.hasCode(error, 'STORE_UNAVAILABLE')) broken ??= error;
       throw error;
     } finally {
-      client.release(failed instanceof Error ? failed : undefined);
-      if (failed !== undefined && this.options.pool === undefined) await pool.end().catch(() => undefined);
+      client.off?.('error', onError);
+      client.release(broken);
     }
-    this.pool = pool;
   }
 
   private async migrate(s: Session): Promise<void> {
@@ -144,7 +166,9 @@ class PostgresStore implements MemoryStore {
       `CREATE TABLE IF NOT EXISTS ${this.schema}.mnemo_migrations (
          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const [row] = await s.all(`SELECT coalesce(max(version), 0) AS version FROM ${this.schema}.mnemo_migrations`);
+    const [row] = await s.all(
+      `SELECT coalesce(max(version), 0) AS version FROM ${this.schema}.mnemo_migrations`,
+    );
     const current = Number(row?.version ?? 0);
     const vector = current === 0 ? await this.chooseVectorColumn(s) : { kind: 'array' as const };
     for (const migration of MIGRATIONS) {
@@ -177,7 +201,9 @@ class PostgresStore implements MemoryStore {
   private async chooseVectorColumn(s: Session): Promise<VectorColumn> {
     const wanted = this.options.vector ?? 'auto';
     if (wanted === 'array') return { kind: 'array' };
-    const [available] = await s.all(`SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'`);
+    const [available] = await s.all(
+      `SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'`,
+    );
     if (available !== undefined) {
       try {
         await s.exec('CREATE EXTENSION IF NOT EXISTS vector');
@@ -187,7 +213,10 @@ class PostgresStore implements MemoryStore {
       }
     }
     if (wanted === 'pgvector') {
-      throw new MnemoError('STORE_UNAVAILABLE', 'PostgreSQL: the vector extension (pgvector) is not available on this server');
+      throw new MnemoError(
+        'STORE_UNAVAILABLE',
+        'PostgreSQL: the vector extension (pgvector) is not available on this server',
+      );
     }
     return { kind: 'array' };
   }
@@ -247,36 +276,25 @@ class PostgresStore implements MemoryStore {
     }
   }
 
-  private async attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-    let client: PostgresClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw mapPostgresError(error, 'connecting');
-    }
-    const s = new Session(client, this.schema);
-    let broken: Error | undefined;
-    try {
+  private attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.withClient(pool, async (s) => {
       await s.exec('BEGIN');
-      const result = await fn(transactionOn(s, this.pgvector));
-      await s.exec('COMMIT');
-      return result;
-    } catch (error) {
       try {
-        await s.exec('ROLLBACK');
-      } catch (rollbackError) {
-        // The connection is gone: have the pool discard this client.
-        broken = rollbackError as Error;
+        const result = await fn(transactionOn(s, this.pgvector));
+        await s.exec('COMMIT');
+        return result;
+      } catch (error) {
+        await s.exec('ROLLBACK').catch(() => undefined);
+        throw error;
       }
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
-  get: MemoryStore['get'] = (visibility, ids) => this.read((s) => queries.getRecords(s, visibility, ids));
+  get: MemoryStore['get'] = (visibility, ids) =>
+    this.read((s) => queries.getRecords(s, visibility, ids));
   list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
-  searchLexical: MemoryStore['searchLexical'] = (query) => this.read((s) => queries.searchLexical(s, query));
+  searchLexical: MemoryStore['searchLexical'] = (query) =>
+    this.read((s) => queries.searchLexical(s, query));
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.pgvector));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>

@@ -19,20 +19,33 @@ import {
 } from '@mnemo/core';
 import { rowToAuditEvent, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
-import { filterPredicate, Params, permissionLevelExpression, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+import {
+  filterPredicate,
+  Params,
+  permissionLevelExpression,
+  RECORD_COLUMNS,
+  visiblePredicate,
+} from './sql.js';
 
 // Every SQL statement of the store, as functions of a session, so the same
 // reads run on the pool (outside a transaction) and on a client (inside one).
 
 function toVisible(row: Row): VisibleRecord {
-  return { record: rowToRecord(row), permission: permissionFromLevel(Number(row.permission_level)) ?? 'read' };
+  return {
+    record: rowToRecord(row),
+    permission: permissionFromLevel(Number(row.permission_level)) ?? 'read',
+  };
 }
 
 function toScored(row: Row): ScoredRecord {
   return { record: rowToRecord(row), score: Number(row.score) };
 }
 
-export async function getRecords(s: Session, visibility: Visibility, ids: readonly string[]): Promise<VisibleRecord[]> {
+export async function getRecords(
+  s: Session,
+  visibility: Visibility,
+  ids: readonly string[],
+): Promise<VisibleRecord[]> {
   if (ids.length === 0) return [];
   const p = new Params();
   const rows = await s.all(
@@ -91,7 +104,11 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   return rows.map(toScored);
 }
 
-export async function searchVector(s: Session, query: VectorQuery, pgvector: boolean): Promise<ScoredRecord[]> {
+export async function searchVector(
+  s: Session,
+  query: VectorQuery,
+  pgvector: boolean,
+): Promise<ScoredRecord[]> {
   const p = new Params();
   const vector = Array.from(query.vector);
   const similarity = pgvector
@@ -113,7 +130,10 @@ export async function searchVector(s: Session, query: VectorQuery, pgvector: boo
   return rows.map(toScored);
 }
 
-export async function findPlanCandidates(s: Session, query: PlanCandidateQuery): Promise<PlanCandidate[]> {
+export async function findPlanCandidates(
+  s: Session,
+  query: PlanCandidateQuery,
+): Promise<PlanCandidate[]> {
   const p = new Params();
   const rows = await s.all(
     `SELECT ${RECORD_COLUMNS}, r.plan_tokens
@@ -123,7 +143,10 @@ export async function findPlanCandidates(s: Session, query: PlanCandidateQuery):
        AND ${visiblePredicate(s.schema, p, query.visibility)}`,
     p,
   );
-  return rows.map((row) => ({ record: rowToRecord(row), signatureTokens: row.plan_tokens as string[] }));
+  return rows.map((row) => ({
+    record: rowToRecord(row),
+    signatureTokens: row.plan_tokens as string[],
+  }));
 }
 
 export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
@@ -144,7 +167,11 @@ export async function auditHeads(s: Session): Promise<AuditHead[]> {
   const rows = await s.all(
     `SELECT chain, seq, hash FROM ${s.schema}.mnemo_audit_heads WHERE seq > 0 ORDER BY chain COLLATE "C"`,
   );
-  return rows.map((row) => ({ chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string }));
+  return rows.map((row) => ({
+    chain: row.chain as string,
+    seq: Number(row.seq),
+    hash: row.hash as string,
+  }));
 }
 
 /**
@@ -199,7 +226,10 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
   const h = new Params();
   await s.exec(
     `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
-     SELECT * FROM unnest(${h.texts([...heads.keys()])}, ${h.add([...heads.values()].map((e) => e.seq), '::bigint[]')},
+     SELECT * FROM unnest(${h.texts([...heads.keys()])}, ${h.add(
+       [...heads.values()].map((e) => e.seq),
+       '::bigint[]',
+     )},
                           ${h.texts([...heads.values()].map((e) => e.hash))})
      ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
     h,
@@ -230,12 +260,17 @@ export async function findLiveDuplicates(
   );
   for (const row of rows) {
     const key = row.dedup_key as string;
-    if (!found.has(key)) found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
+    if (!found.has(key))
+      found.set(key, { id: row.id as string, contentHash: row.content_hash as string });
   }
   return found;
 }
 
-export async function insertRecords(s: Session, inputs: readonly NewRecord[], pgvector: boolean): Promise<void> {
+export async function insertRecords(
+  s: Session,
+  inputs: readonly NewRecord[],
+  pgvector: boolean,
+): Promise<void> {
   if (inputs.length === 0) return;
   const p = new Params();
   const json = inputs.map(({ record: r, ...input }) => ({
@@ -279,13 +314,18 @@ export async function insertRecords(s: Session, inputs: readonly NewRecord[], pg
        created_at bigint, updated_at bigint, expires_at bigint)`,
     p,
   );
-  const postings = inputs.flatMap((input) => input.terms.map((t) => ({ id: input.record.id, ...t })));
+  const postings = inputs.flatMap((input) =>
+    input.terms.map((t) => ({ id: input.record.id, ...t })),
+  );
   if (postings.length > 0) {
     const q = new Params();
     await s.exec(
       `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf)
        SELECT * FROM unnest(${q.texts(postings.map((x) => x.id))}, ${q.texts(postings.map((x) => x.term))},
-                            ${q.add(postings.map((x) => x.tf), '::int[]')})`,
+                            ${q.add(
+                              postings.map((x) => x.tf),
+                              '::int[]',
+                            )})`,
       q,
     );
   }
@@ -309,7 +349,12 @@ async function deletePostings(s: Session, ids: readonly string[]): Promise<void>
   await s.exec(`DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})`, p);
 }
 
-export async function deleteRecords(s: Session, ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void> {
+export async function deleteRecords(
+  s: Session,
+  ids: readonly string[],
+  mode: 'soft' | 'hard',
+  at: Date,
+): Promise<void> {
   await lockRecords(s, ids);
   await deletePostings(s, ids);
   const p = new Params();
@@ -326,7 +371,12 @@ export async function deleteRecords(s: Session, ids: readonly string[], mode: 's
   }
 }
 
-export async function redactRecords(s: Session, ids: readonly string[], content: string, at: Date): Promise<void> {
+export async function redactRecords(
+  s: Session,
+  ids: readonly string[],
+  content: string,
+  at: Date,
+): Promise<void> {
   await lockRecords(s, ids);
   await deletePostings(s, ids);
   const p = new Params();

@@ -3,7 +3,8 @@ import type { AuditEvent, JsonObject, MemoryRecord, MemoryType, Scope } from '@m
 type Row = Record<string, unknown>;
 
 // BIGINT arrives as a string from pg; Unix milliseconds fit a double exactly.
-const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
+const time = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : new Date(Number(value));
 
 export function rowToRecord(row: Row): MemoryRecord {
   return {

@@ -55,7 +55,8 @@ export function filterPredicate(p: Params, f: RecordFilters, r = 'r'): string {
   if (f.scopes) parts.push(`${r}.scope = ANY(${p.texts(f.scopes)})`);
   if (f.tagsAny) parts.push(`${r}.tags && ${p.texts(f.tagsAny)}`);
   if (f.tagsAll) parts.push(`${r}.tags @> ${p.texts(f.tagsAll)}`);
-  if (f.minImportance !== undefined) parts.push(`${r}.importance >= ${p.add(f.minImportance, '::float8')}`);
+  if (f.minImportance !== undefined)
+    parts.push(`${r}.importance >= ${p.add(f.minImportance, '::float8')}`);
   if (f.createdAfter) parts.push(`${r}.created_at >= ${p.time(f.createdAfter)}`);
   if (f.createdBefore) parts.push(`${r}.created_at < ${p.time(f.createdBefore)}`);
   if (f.threadId !== undefined) parts.push(`${r}.thread_id = ${p.add(f.threadId, '::text')}`);

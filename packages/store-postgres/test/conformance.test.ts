@@ -12,7 +12,12 @@ function suite(name: string, url: string | undefined, vector: 'array' | 'pgvecto
     name,
     createStore: () => {
       const schema = uniqueSchema('conformance');
-      const store = createPostgresStore({ connectionString: url, schema, vector, maxConnections: 4 });
+      const store = createPostgresStore({
+        connectionString: url,
+        schema,
+        vector,
+        maxConnections: 4,
+      });
       schemas.set(store, schema);
       return store;
     },

@@ -11,8 +11,11 @@ export const PG_URL = process.env.MNEMO_TEST_PG_URL;
 export const PGVECTOR_URL = process.env.MNEMO_TEST_PGVECTOR_URL;
 
 if (PG_URL === undefined) {
-  if (process.env.CI) throw new Error('MNEMO_TEST_PG_URL is not set: CI must start PostgreSQL (see .ci/postgres.sh)');
-  console.warn('\n  PostgreSQL tests skipped: set MNEMO_TEST_PG_URL=postgres://user:password@127.0.0.1:port/db to run them\n');
+  if (process.env.CI)
+    throw new Error('MNEMO_TEST_PG_URL is not set: CI must start PostgreSQL (see .ci/postgres.sh)');
+  console.warn(
+    '\n  PostgreSQL tests skipped: set MNEMO_TEST_PG_URL=postgres://user:password@127.0.0.1:port/db to run them\n',
+  );
 }
 
 /** `describe` that runs only when a PostgreSQL URL is configured. */

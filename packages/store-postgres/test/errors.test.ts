@@ -1,0 +1,153 @@
+import { createServer } from 'node:net';
+import { createEngine, MnemoError } from '@mnemo/core';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+function withUrl(change: (url: URL) => void): string {
+  const url = new URL(PG_URL as string);
+  change(url);
+  return url.toString();
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs `action`, expecting STORE_UNAVAILABLE within `withinMs`; returns the error. */
+async function expectUnavailable(
+  action: () => Promise<unknown>,
+  withinMs: number,
+): Promise<MnemoError> {
+  const started = Date.now();
+  const error = await action().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(Date.now() - started).toBeLessThan(withinMs);
+  expect(MnemoError.isInstance(error)).toBe(true);
+  expect(error).not.toBeInstanceOf(pg.DatabaseError);
+  expect((error as MnemoError).code).toBe('STORE_UNAVAILABLE');
+  expect((error as MnemoError).cause).toBeDefined();
+  return error as MnemoError;
+}
+
+describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
+  it('connection refused', async () => {
+    const port = await closedPort();
+    const store = createPostgresStore({
+      connectionString: withUrl((u) => {
+        u.port = String(port);
+      }),
+    });
+    cleanup.push(() => store.close());
+    const error = await expectUnavailable(() => store.init(), 10_000);
+    expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  it('authentication failure', async () => {
+    const store = createPostgresStore({
+      connectionString: withUrl((u) => {
+        u.password = 'wrong-password';
+      }),
+    });
+    cleanup.push(() => store.close());
+    const error = await expectUnavailable(() => store.init(), 10_000);
+    expect([error.details.sqlstate, (error.cause as { code?: string }).code]).toEqual([
+      '28P01',
+      '28P01',
+    ]);
+  });
+
+  it('a dropped connection fails the transaction, and the pool recovers without a restart', async () => {
+    const schema = uniqueSchema('dropped');
+    cleanup.push(() => dropSchema(schema));
+    const application = `mnemo_dropped_${process.pid}`;
+    const store = createPostgresStore({
+      connectionString: withUrl((u) => u.searchParams.set('application_name', application)),
+      schema,
+    });
+    cleanup.push(() => store.close());
+    const engine = createEngine({ store });
+    await engine.init();
+    const agent = engine.as('agent-a');
+    await agent.remember({ content: 'before the drop' });
+    await expectUnavailable(
+      () =>
+        store.transaction(async (tx) => {
+          await tx.auditHead('agent-a');
+          await adminQuery(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+            [application],
+          );
+          await tx.auditHead('agent-a');
+        }),
+      10_000,
+    );
+    await agent.remember({ content: 'after the drop' });
+    expect(
+      (await agent.recall({ query: 'drop', limit: 10 })).hits
+        .map((hit) => hit.record.content)
+        .sort(),
+    ).toEqual(['after the drop', 'before the drop']);
+    expect((await engine.verifyAudit()).ok).toBe(true);
+  });
+
+  it('a statement timeout, not a hang, when a lock is held too long', async () => {
+    const schema = uniqueSchema('timeout');
+    cleanup.push(() => dropSchema(schema));
+    const store = createPostgresStore({
+      connectionString: PG_URL as string,
+      schema,
+      statementTimeoutMs: 300,
+    });
+    cleanup.push(() => store.close());
+    const engine = createEngine({ store });
+    await engine.init();
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    cleanup.push(() => blocker.end());
+    await blocker.query('BEGIN');
+    await blocker.query(`LOCK TABLE "${schema}".mnemo_audit_heads IN ACCESS EXCLUSIVE MODE`);
+    const error = await expectUnavailable(
+      () => engine.as('agent-a').remember({ content: 'blocked' }),
+      5_000,
+    );
+    expect(error.details.sqlstate).toBe('57014');
+    await blocker.query('ROLLBACK');
+    expect((await engine.as('agent-a').remember({ content: 'unblocked' })).deduplicated).toBe(
+      false,
+    );
+    expect(
+      await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
+        filters: {},
+      }),
+    ).toHaveLength(1);
+  });
+
+  it('bad options are INVALID_INPUT, before any I/O', () => {
+    for (const options of [
+      {},
+      { connectionString: PG_URL, pool: {} },
+      { connectionString: PG_URL, schema: 'Bad-Schema' },
+      { connectionString: PG_URL, vector: 'faiss' },
+      { connectionString: PG_URL, vectorDimensions: 0 },
+      { connectionString: PG_URL, statementTimeoutMs: -1 },
+    ]) {
+      expect(() => createPostgresStore(options as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT' }),
+      );
+    }
+  });
+});
