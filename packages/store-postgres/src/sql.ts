@@ -23,7 +23,7 @@ export class Params {
 const owns = (p: Params, v: Visibility, r: string) =>
   `(${r}.agent_id = ${p.add(v.agentId, '::text')} AND ${r}.org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')})`;
 
-function liveGrant(s: string, p: Params, v: Visibility, r: string): string {
+function liveGrant(p: Params, v: Visibility, r: string): string {
   return `g.record_id = ${r}.id AND g.grantee_agent_id = ${p.add(v.agentId, '::text')}
     AND g.grantee_org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')}
     AND (g.expires_at IS NULL OR g.expires_at > ${p.time(v.now)})`;
@@ -36,7 +36,7 @@ export function visiblePredicate(s: string, p: Params, v: Visibility, r = 'r'): 
     ${owns(p, v, r)}
     OR ${r}.scope = 'global'
     OR (${r}.scope = 'public' AND ${r}.org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')})
-    OR (${r}.scope = 'shared' AND EXISTS (SELECT 1 FROM ${s}.mnemo_grants g WHERE ${liveGrant(s, p, v, r)}))
+    OR (${r}.scope = 'shared' AND EXISTS (SELECT 1 FROM ${s}.mnemo_grants g WHERE ${liveGrant(p, v, r)}))
   ))`;
 }
 
@@ -44,7 +44,7 @@ export function visiblePredicate(s: string, p: Params, v: Visibility, r = 'r'): 
 export function permissionLevelExpression(s: string, p: Params, v: Visibility, r = 'r'): string {
   return `CASE WHEN ${owns(p, v, r)} THEN 5 ELSE greatest(
     CASE WHEN ${r}.scope IN ('public', 'global') THEN 1 ELSE 0 END,
-    coalesce((SELECT max(g.level) FROM ${s}.mnemo_grants g WHERE ${liveGrant(s, p, v, r)}), 0)
+    coalesce((SELECT max(g.level) FROM ${s}.mnemo_grants g WHERE ${liveGrant(p, v, r)}), 0)
   ) END`;
 }
 
