@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jaccard, recallPlan, rememberPlan, signatureTokens } from '../src/index.js';
-import { openEngine } from './fixture.js';
+import { openEngine, STORES } from './fixture.js';
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
 const AGENTS = ['agent-a', 'agent-b', 'agent-c'] as const;
@@ -15,7 +15,7 @@ const planArbitrary = fc.record({
   shareWithA: fc.boolean(),
 });
 
-describe('recallPlan is exact', () => {
+describe.each(STORES)('recallPlan is exact on %s', (kind) => {
   it('returns what a brute-force scan over every visible plan returns', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -23,7 +23,7 @@ describe('recallPlan is exact', () => {
         fc.subarray(WORDS, { minLength: 1, maxLength: 6 }),
         fc.constantFrom(0.3, 0.5, 0.7, 1),
         async (plans, queryWords, threshold) => {
-          const { engine, clock } = await openEngine({ experienceMemory: true });
+          const { engine, clock } = await openEngine({ experienceMemory: true }, kind);
           const stored: {
             id: string;
             tokens: string[];

@@ -33,8 +33,25 @@ afterAll(async () => {
   await admin?.end();
 });
 
-export async function dropSchema(schema: string): Promise<void> {
-  await admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+/** Drops a test schema, in the database of `url` (default: `MNEMO_TEST_PG_URL`'s). */
+export async function dropSchema(schema: string, url = PG_URL): Promise<void> {
+  if (url === PG_URL) await admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  else await queryOn(url as string, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/** One query on a fresh connection to `url`. */
+export async function queryOn(
+  url: string,
+  sql: string,
+  values?: unknown[],
+): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql, values);
+  } finally {
+    await client.end();
+  }
 }
 
 export async function adminQuery(sql: string, values?: unknown[]): Promise<pg.QueryResult> {
