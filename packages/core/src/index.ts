@@ -48,6 +48,13 @@ export {
   type ShareResult,
 } from './engine/memory-handle.js';
 export { type PlanAccess, planAccess } from './engine/plan-access.js';
+export {
+  EXPORT_FORMAT,
+  type ExportedRecord,
+  exportFromJson,
+  exportToJson,
+  type ImportResult,
+} from './engine/transfer.js';
 export { ERROR_CODES, type ErrorCode, MnemoError, type MnemoErrorOptions } from './errors.js';
 export {
   contentHash,

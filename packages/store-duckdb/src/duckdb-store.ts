@@ -170,6 +170,10 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
+  scanRecords: MemoryStore['scanRecords'] = (page) =>
+    this.read((s) => queries.scanRecords(s, page));
+  listGrants: MemoryStore['listGrants'] = (recordIds) =>
+    this.read((s) => queries.listGrants(s, recordIds));
 }
 
 function transactionOn(s: Session): StoreTx {
@@ -177,6 +181,7 @@ function transactionOn(s: Session): StoreTx {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
     findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
+    findIds: (ids) => queries.findIds(s, ids),
     insertRecords: (records) => queries.insertRecords(s, records),
     deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),

@@ -7,6 +7,7 @@ import {
   type Grant,
   type LexicalQuery,
   type ListQuery,
+  type MemoryRecord,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -17,7 +18,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
-import { rowToAuditEvent, rowToRecord } from './rows.js';
+import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
@@ -140,6 +141,41 @@ export async function findPlanCandidates(
   }));
 }
 
+export async function scanRecords(
+  s: Session,
+  page: { afterId?: string; limit: number },
+): Promise<MemoryRecord[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS} FROM mnemo_records r
+     ${page.afterId === undefined ? '' : `WHERE r.id > ${p.scalar(page.afterId)}`}
+     ORDER BY r.id LIMIT ${p.scalar(page.limit)}`,
+    p,
+  );
+  return rows.map(rowToRecord);
+}
+
+export async function listGrants(s: Session, recordIds: readonly string[]): Promise<Grant[]> {
+  if (recordIds.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT * FROM mnemo_grants WHERE record_id IN (SELECT unnest(${p.strings(recordIds)}))
+     ORDER BY record_id, grantee_org_id NULLS FIRST, grantee_agent_id`,
+    p,
+  );
+  return rows.map(rowToGrant);
+}
+
+export async function findIds(s: Session, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT id FROM mnemo_records WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
+    p,
+  );
+  return rows.map((row) => row.id as string);
+}
+
 export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
   const p = new Params();
   const after =
@@ -240,7 +276,8 @@ export async function insertRecords(s: Session, inputs: readonly NewRecord[]): P
        unnest(${p.nullableStrings(records.map((r) => r.threadId))}),
        unnest(${p.nullableStrings(records.map((r) => r.sourceType))}),
        unnest(${p.times(records.map((r) => r.createdAt))}), unnest(${p.times(records.map((r) => r.updatedAt))}),
-       unnest(${p.times(records.map((r) => r.expiresAt))}), NULL, 0, NULL`,
+       unnest(${p.times(records.map((r) => r.expiresAt))}), unnest(${p.times(records.map((r) => r.deletedAt))}),
+       unnest(${p.bigints(records.map((r) => r.accessCount))}), unnest(${p.times(records.map((r) => r.lastAccessedAt))})`,
     p,
   );
   const postings = inputs.flatMap((input) =>

@@ -7,6 +7,7 @@ import {
   type Grant,
   type LexicalQuery,
   type ListQuery,
+  type MemoryRecord,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -17,7 +18,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
-import { rowToAuditEvent, rowToRecord } from './rows.js';
+import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
@@ -147,6 +148,41 @@ export async function findPlanCandidates(
     record: rowToRecord(row),
     signatureTokens: row.plan_tokens as string[],
   }));
+}
+
+export async function scanRecords(
+  s: Session,
+  page: { afterId?: string; limit: number },
+): Promise<MemoryRecord[]> {
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${RECORD_COLUMNS} FROM ${s.schema}.mnemo_records r
+     ${page.afterId === undefined ? '' : `WHERE r.id COLLATE "C" > ${p.add(page.afterId, '::text')}`}
+     ORDER BY r.id COLLATE "C" LIMIT ${p.add(page.limit, '::int')}`,
+    p,
+  );
+  return rows.map(rowToRecord);
+}
+
+export async function listGrants(s: Session, recordIds: readonly string[]): Promise<Grant[]> {
+  if (recordIds.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT * FROM ${s.schema}.mnemo_grants WHERE record_id = ANY(${p.texts(recordIds)})
+     ORDER BY record_id COLLATE "C", grantee_org_id COLLATE "C" NULLS FIRST, grantee_agent_id COLLATE "C"`,
+    p,
+  );
+  return rows.map(rowToGrant);
+}
+
+export async function findIds(s: Session, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})`,
+    p,
+  );
+  return rows.map((row) => row.id as string);
 }
 
 export async function readAudit(s: Session, page: AuditPage): Promise<AuditEvent[]> {
@@ -295,6 +331,9 @@ export async function insertRecords(
     created_at: r.createdAt.getTime(),
     updated_at: r.updatedAt.getTime(),
     expires_at: r.expiresAt?.getTime() ?? null,
+    deleted_at: r.deletedAt?.getTime() ?? null,
+    access_count: r.accessCount,
+    last_accessed_at: r.lastAccessedAt?.getTime() ?? null,
   }));
   const strings = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(x.${column}))`;
   await s.exec(
@@ -306,12 +345,14 @@ export async function insertRecords(
             ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real)${pgvector ? '::vector' : ''} END,
        x.content_hash, x.dedup_key, x.is_plan, x.doc_length,
        CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${strings('plan_tokens')} END,
-       x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, NULL, 0, NULL
+       x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, x.deleted_at,
+       x.access_count, x.last_accessed_at
      FROM jsonb_to_recordset(${p.add(JSON.stringify(json), '::jsonb')}) AS x(
        id text, agent_id text, org_id text, content text, memory_type text, scope text, importance float8,
        tags jsonb, metadata jsonb, embedding jsonb, content_hash text, dedup_key text, is_plan boolean,
        doc_length integer, plan_tokens jsonb, plan_token_count integer, thread_id text, source_type text,
-       created_at bigint, updated_at bigint, expires_at bigint)`,
+       created_at bigint, updated_at bigint, expires_at bigint, deleted_at bigint, access_count bigint,
+       last_accessed_at bigint)`,
     p,
   );
   const postings = inputs.flatMap((input) =>

@@ -1,4 +1,12 @@
-import type { AuditEvent, JsonObject, MemoryRecord, MemoryType, Scope } from '@mnemo/core';
+import {
+  type AuditEvent,
+  type Grant,
+  type JsonObject,
+  type MemoryRecord,
+  type MemoryType,
+  permissionFromLevel,
+  type Scope,
+} from '@mnemo/core';
 
 type Row = Record<string, unknown>;
 
@@ -42,5 +50,17 @@ export function rowToAuditEvent(row: Row): AuditEvent {
     details: row.details as JsonObject,
     prevHash: row.prev_hash as string,
     hash: row.hash as string,
+  };
+}
+
+export function rowToGrant(row: Row): Grant {
+  return {
+    recordId: row.record_id as string,
+    granteeAgentId: row.grantee_agent_id as string,
+    granteeOrgId: row.grantee_org_id as string | null,
+    permission: permissionFromLevel(Number(row.level)) ?? 'read',
+    grantedBy: row.granted_by as string,
+    createdAt: time(row.created_at) as Date,
+    expiresAt: time(row.expires_at),
   };
 }

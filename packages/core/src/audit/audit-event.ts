@@ -1,7 +1,14 @@
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import type { JsonObject } from '../records.js';
 
-export const AUDIT_OPS = ['remember', 'recall', 'forget', 'share', 'recall_plan'] as const;
+export const AUDIT_OPS = [
+  'remember',
+  'recall',
+  'forget',
+  'share',
+  'recall_plan',
+  'import',
+] as const;
 export type AuditOp = (typeof AUDIT_OPS)[number];
 
 /** The `prevHash` of the first event of every chain. */

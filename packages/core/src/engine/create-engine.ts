@@ -13,6 +13,12 @@ import { DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
 import { MemoryHandle } from './memory-handle.js';
+import {
+  type ExportedRecord,
+  exportRecords,
+  type ImportResult,
+  importRecords,
+} from './transfer.js';
 
 export interface EngineOptions {
   /** Where records live. The engine does not own it until `engine.init()` / `engine.close()` are used. */
@@ -52,6 +58,19 @@ export interface Engine {
   as(agentId: string, options?: { orgId?: string }): MemoryHandle;
   /** Verifies every audit chain; see `VerifyAuditOptions`. */
   verifyAudit(options?: VerifyAuditOptions): Promise<AuditVerification>;
+  /**
+   * Every record of the store (all owners, deleted ones and plans included)
+   * with its grants, in id order: a backup or migration stream. Operator-level:
+   * do not hand it to agents.
+   */
+  exportRecords(options?: { pageSize?: number }): AsyncGenerator<ExportedRecord>;
+  /**
+   * Writes exported records back with every field and grant kept, verifying
+   * each record's hash; records whose id exists are skipped. Operator-level.
+   */
+  importRecords(
+    records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>,
+  ): Promise<ImportResult>;
   /** The same engine (same store and ports) with some options changed. */
   with(options: { experienceMemory?: boolean; readAuditing?: boolean }): Engine;
 }
@@ -97,6 +116,13 @@ function engineFrom(context: EngineContext): Engine {
         orgId: asOptions?.orgId === undefined ? null : validateId('orgId', asOptions.orgId),
       }),
     verifyAudit: (verifyOptions) => verifyAudit(context.store, verifyOptions),
+    exportRecords: (exportOptions) => {
+      const pageSize = exportOptions?.pageSize ?? 500;
+      if (!Number.isInteger(pageSize) || pageSize < 1)
+        throw invalidInput('pageSize', 'must be a positive integer');
+      return exportRecords(context, pageSize);
+    },
+    importRecords: (records) => importRecords(context, records),
     with: (changes) =>
       engineFrom({
         ...context,

@@ -1,5 +1,6 @@
 import { queryTerms } from '../analyzer.js';
-import { type AuditOp, chainEvent } from '../audit/audit-event.js';
+import { type AuditEntry, appendAuditEntries } from '../audit/append-audit.js';
+import type { AuditOp } from '../audit/audit-event.js';
 import { sha256Hex } from '../canonical.js';
 import { invalidInput, MnemoError } from '../errors.js';
 import { principalKey } from '../hashing.js';
@@ -483,30 +484,13 @@ export function appendAudit(
 }
 
 /** Appends events, chained in order, to the handle's principal's chain inside `tx`. */
-export async function appendAuditEvents(
+export function appendAuditEvents(
   handle: MemoryHandle,
   tx: StoreTx,
   at: Date,
-  entries: readonly { op: AuditOp; recordIds: string[]; details: JsonObject }[],
+  entries: readonly AuditEntry[],
 ): Promise<void> {
-  if (entries.length === 0) return;
-  const { ids } = handleContext(handle);
-  const chain = principalKey(handle.principal);
-  let head = await tx.auditHead(chain);
-  const events = entries.map(({ op, recordIds, details }) => {
-    const event = chainEvent(head, {
-      id: ids(),
-      chain,
-      at,
-      principal: chain,
-      op,
-      recordIds,
-      details,
-    });
-    head = { chain, seq: event.seq, hash: event.hash };
-    return event;
-  });
-  await tx.appendAudit(events);
+  return appendAuditEntries(tx, handleContext(handle).ids, handle.principal, at, entries);
 }
 
 function notFound(id: string): MnemoError {

@@ -58,7 +58,10 @@ export interface ScoredRecord {
 
 /** Everything the store persists for a new record; all of it computed by core. */
 export interface NewRecord {
-  /** `accessCount` 0, `lastAccessedAt` and `deletedAt` null. */
+  /**
+   * Persisted exactly as given, every field (a new record has `accessCount` 0
+   * and `lastAccessedAt` and `deletedAt` null; an imported one may not).
+   */
   readonly record: MemoryRecord;
   /** Dedup key: equal keys mean "the same memory" while the older one is live. */
   readonly dedupKey: string;
@@ -219,6 +222,16 @@ export interface MemoryStore extends StoreReader {
 
   /** The recorded head (last seq and hash) of every chain, ordered by chain. */
   auditHeads(): Promise<AuditHead[]>;
+
+  /**
+   * Every record, whatever its owner, scope, deletion or expiry, plans
+   * included, ordered by id (byte order), after `afterId`; at most `limit`.
+   * For operators (export, verification), never for an agent's reads.
+   */
+  scanRecords(page: { readonly afterId?: string; readonly limit: number }): Promise<MemoryRecord[]>;
+
+  /** Every grant (live or expired) on the given records, ordered by record id then grantee. */
+  listGrants(recordIds: readonly string[]): Promise<Grant[]>;
 }
 
 /** A transaction handle. Valid only inside the `transaction` callback that received it. */
@@ -232,6 +245,9 @@ export interface StoreTx extends StoreReader {
     dedupKeys: readonly string[],
     now: Date,
   ): Promise<Map<string, { id: string; contentHash: string }>>;
+
+  /** The ids among `ids` that exist as records, whatever their state. */
+  findIds(ids: readonly string[]): Promise<string[]>;
 
   /** Inserts the records with their postings, vectors and plan tokens (none when empty). */
   insertRecords(records: readonly NewRecord[]): Promise<void>;

@@ -11,6 +11,7 @@ import { recallSemanticSpec } from './recall-semantic.spec.js';
 import { rememberSpec } from './remember.spec.js';
 import { rememberManySpec } from './remember-many.spec.js';
 import { shareSpec } from './share.spec.js';
+import { transferSpec } from './transfer.spec.js';
 import { visibilitySpec } from './visibility.spec.js';
 
 /**
@@ -37,6 +38,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     shareSpec(t, h);
     auditSpec(t, h);
     plansSpec(t, h);
+    transferSpec(t, h);
     concurrencySpec(t, h);
     lifecycleSpec(t, h, options);
   });

@@ -1,0 +1,302 @@
+import { termFrequencies } from '../analyzer.js';
+import { appendAuditEntries } from '../audit/append-audit.js';
+import { invalidInput } from '../errors.js';
+import { contentHash, dedupKey } from '../hashing.js';
+import type { Grant, NewRecord } from '../ports/memory-store.js';
+import { isPlanRecord, type JsonObject, type MemoryRecord, PLAN_METADATA_KEY } from '../records.js';
+import {
+  checkKeys,
+  validateArray,
+  validateContent,
+  validateDate,
+  validateId,
+  validateLabel,
+  validateMemoryType,
+  validateMetadata,
+  validatePermission,
+  validateScope,
+  validateTags,
+  validateUnitInterval,
+} from '../validation.js';
+import type { EngineContext } from './engine-context.js';
+import { REDACTED_CONTENT } from './memory-handle.js';
+import { WRITE_CHUNK_SIZE } from './write-records.js';
+
+/** One record as exported: every field, and every grant on it. */
+export interface ExportedRecord {
+  record: MemoryRecord;
+  grants: Grant[];
+}
+
+/** The JSON form of an `ExportedRecord` (one NDJSON line of `mnemo export`). */
+export const EXPORT_FORMAT = 'mnemo.record.v1';
+
+export interface ImportResult {
+  /** Records written. */
+  imported: number;
+  /** Records whose id already existed (left as they are). */
+  skipped: number;
+}
+
+/** Every record of the store with its grants, in id order, page by page. */
+export async function* exportRecords(
+  context: EngineContext,
+  pageSize = 500,
+): AsyncGenerator<ExportedRecord> {
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await context.store.scanRecords(
+      afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
+    );
+    if (page.length === 0) return;
+    const grants = await context.store.listGrants(page.map((record) => record.id));
+    for (const record of page) {
+      yield { record, grants: grants.filter((grant) => grant.recordId === record.id) };
+    }
+    afterId = page.at(-1)?.id;
+    if (page.length < pageSize) return;
+  }
+}
+
+/** True for a record whose content was erased by `forget({ mode: 'redact' })`: its hash cannot be recomputed. */
+function isRedacted(record: MemoryRecord): boolean {
+  return record.deletedAt !== null && record.content === REDACTED_CONTENT;
+}
+
+/**
+ * Writes exported records back, keeping every field (ids, timestamps, hashes,
+ * access counts, deletion) and their grants, with one `import` audit event per
+ * record in its owner's chain. Each record's `contentHash` must match its
+ * fields (redacted records excepted), so a tampered export is rejected.
+ * Records whose id exists are skipped. One transaction per 500 records.
+ */
+export async function importRecords(
+  context: EngineContext,
+  records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>,
+): Promise<ImportResult> {
+  const result: ImportResult = { imported: 0, skipped: 0 };
+  let chunk: ExportedRecord[] = [];
+  let index = 0;
+  const flush = async () => {
+    const batch = chunk;
+    chunk = [];
+    if (batch.length === 0) return;
+    const { imported, skipped } = await importChunk(context, batch);
+    result.imported += imported;
+    result.skipped += skipped;
+  };
+  for await (const item of records) {
+    chunk.push(checkExported(item, `records[${index}]`));
+    index += 1;
+    if (chunk.length >= WRITE_CHUNK_SIZE) await flush();
+  }
+  await flush();
+  return result;
+}
+
+async function importChunk(context: EngineContext, batch: ExportedRecord[]): Promise<ImportResult> {
+  const now = context.clock.now();
+  return context.store.transaction(async (tx) => {
+    const existing = new Set(await tx.findIds(batch.map((item) => item.record.id)));
+    const fresh = batch.filter((item) => !existing.has(item.record.id));
+    await tx.insertRecords(fresh.map(({ record }) => toNewRecord(record)));
+    await tx.putGrants(fresh.flatMap((item) => item.grants));
+    const byOwner = new Map<string, MemoryRecord[]>();
+    for (const { record } of fresh) {
+      const key = `${record.orgId ?? ''}/${record.agentId}`;
+      byOwner.set(key, [...(byOwner.get(key) ?? []), record]);
+    }
+    for (const owned of byOwner.values()) {
+      const [first] = owned as [MemoryRecord];
+      await appendAuditEntries(
+        tx,
+        context.ids,
+        { agentId: first.agentId, orgId: first.orgId },
+        now,
+        owned.map((record) => ({
+          op: 'import',
+          recordIds: [record.id],
+          details: { contentHash: record.contentHash },
+        })),
+      );
+    }
+    return { imported: fresh.length, skipped: batch.length - fresh.length };
+  });
+}
+
+function toNewRecord(record: MemoryRecord): NewRecord {
+  const plan = isPlanRecord(record);
+  const payload = record.metadata[PLAN_METADATA_KEY];
+  const tokens =
+    plan && typeof payload === 'object' && payload !== null && !Array.isArray(payload)
+      ? payload.signature_tokens
+      : undefined;
+  const searchable = !plan && record.deletedAt === null;
+  const { terms, length } = searchable ? termFrequencies(record.content) : { terms: [], length: 0 };
+  return {
+    record,
+    dedupKey: dedupKey(
+      record,
+      record.scope,
+      record.content,
+      plan ? ((payload ?? null) as JsonObject | null) : null,
+    ),
+    isPlan: plan,
+    terms,
+    docLength: length,
+    planTokens:
+      plan && !isRedacted(record)
+        ? Array.isArray(tokens)
+          ? tokens.filter((t) => typeof t === 'string')
+          : []
+        : null,
+  };
+}
+
+/** Validates an exported record (as code may build one by hand) and checks its hash. */
+function checkExported(item: ExportedRecord, where: string): ExportedRecord {
+  const { record, grants } = item as Partial<ExportedRecord>;
+  if (typeof record !== 'object' || record === null)
+    throw invalidInput(`${where}.record`, 'must be a record');
+  if (!Array.isArray(grants)) throw invalidInput(`${where}.grants`, 'must be an array');
+  const expected = contentHash(record);
+  if (!isRedacted(record) && expected !== record.contentHash) {
+    throw invalidInput(
+      `${where}.record.contentHash`,
+      `does not match the record's fields (record ${record.id})`,
+    );
+  }
+  for (const grant of grants) {
+    if (grant.recordId !== record.id)
+      throw invalidInput(`${where}.grants`, 'must all be grants on the record');
+  }
+  return { record, grants };
+}
+
+const time = (value: Date | null) => (value === null ? null : value.toISOString());
+
+/** The JSON form of an exported record: Dates as ISO strings, the embedding as a number array. */
+export function exportToJson({ record, grants }: ExportedRecord): JsonObject {
+  return {
+    format: EXPORT_FORMAT,
+    record: {
+      ...record,
+      embedding: record.embedding === null ? null : Array.from(record.embedding),
+      createdAt: record.createdAt.toISOString(),
+      updatedAt: record.updatedAt.toISOString(),
+      expiresAt: time(record.expiresAt),
+      deletedAt: time(record.deletedAt),
+      lastAccessedAt: time(record.lastAccessedAt),
+    },
+    grants: grants.map((grant) => ({
+      ...grant,
+      createdAt: grant.createdAt.toISOString(),
+      expiresAt: time(grant.expiresAt),
+    })),
+  };
+}
+
+const RECORD_KEYS = [
+  'id',
+  'agentId',
+  'orgId',
+  'content',
+  'memoryType',
+  'scope',
+  'importance',
+  'tags',
+  'metadata',
+  'embedding',
+  'contentHash',
+  'threadId',
+  'sourceType',
+  'createdAt',
+  'updatedAt',
+  'expiresAt',
+  'deletedAt',
+  'accessCount',
+  'lastAccessedAt',
+];
+
+const LIMITS = {
+  maxContentBytes: Number.MAX_SAFE_INTEGER,
+  maxTags: 10_000,
+  maxTagLength: 10_000,
+  maxMetadataBytes: Number.MAX_SAFE_INTEGER,
+  maxMetadataDepth: 64,
+};
+
+/** Parses and validates the JSON form; `where` names the input in errors (e.g. `line 7`). */
+export function exportFromJson(value: unknown, where: string): ExportedRecord {
+  const line = checkKeys(where, value, ['format', 'record', 'grants']);
+  if (line.format !== EXPORT_FORMAT)
+    throw invalidInput(`${where}.format`, `must be "${EXPORT_FORMAT}"`);
+  const r = checkKeys(`${where}.record`, line.record, RECORD_KEYS);
+  const f = (name: string) => `${where}.record.${name}`;
+  const date = (name: string, nullable: boolean): Date | null => {
+    const raw = r[name];
+    if (raw === null && nullable) return null;
+    if (typeof raw !== 'string') throw invalidInput(f(name), 'must be an ISO date string');
+    return validateDate(f(name), new Date(raw));
+  };
+  const optionalLabel = (name: string) =>
+    r[name] === null ? null : validateLabel(f(name), r[name], 256);
+  const embedding = r.embedding;
+  if (
+    embedding !== null &&
+    (!Array.isArray(embedding) ||
+      !embedding.every((x) => typeof x === 'number' && Number.isFinite(x)))
+  ) {
+    throw invalidInput(f('embedding'), 'must be null or an array of finite numbers');
+  }
+  if (typeof r.contentHash !== 'string' || !/^[0-9a-f]{64}$/.test(r.contentHash)) {
+    throw invalidInput(f('contentHash'), 'must be 64 hex digits');
+  }
+  if (typeof r.accessCount !== 'number' || !Number.isInteger(r.accessCount) || r.accessCount < 0) {
+    throw invalidInput(f('accessCount'), 'must be a non-negative integer');
+  }
+  const record: MemoryRecord = {
+    id: validateLabel(f('id'), r.id, 256),
+    agentId: validateId(f('agentId'), r.agentId),
+    orgId: r.orgId === null ? null : validateId(f('orgId'), r.orgId),
+    content: validateContent(f('content'), r.content, LIMITS),
+    memoryType: validateMemoryType(f('memoryType'), r.memoryType),
+    scope: validateScope(f('scope'), r.scope),
+    importance: validateUnitInterval(f('importance'), r.importance),
+    tags: validateTags(f('tags'), r.tags, LIMITS, true),
+    metadata: validateMetadata(f('metadata'), r.metadata, LIMITS),
+    embedding: embedding === null ? null : Float32Array.from(embedding as number[]),
+    contentHash: r.contentHash,
+    threadId: optionalLabel('threadId'),
+    sourceType: optionalLabel('sourceType'),
+    createdAt: date('createdAt', false) as Date,
+    updatedAt: date('updatedAt', false) as Date,
+    expiresAt: date('expiresAt', true),
+    deletedAt: date('deletedAt', true),
+    accessCount: r.accessCount,
+    lastAccessedAt: date('lastAccessedAt', true),
+  };
+  const grants = validateArray(`${where}.grants`, line.grants, 100_000).map((raw, i): Grant => {
+    const g = checkKeys(`${where}.grants[${i}]`, raw, [
+      'recordId',
+      'granteeAgentId',
+      'granteeOrgId',
+      'permission',
+      'grantedBy',
+      'createdAt',
+      'expiresAt',
+    ]);
+    const gf = (name: string) => `${where}.grants[${i}].${name}`;
+    return {
+      recordId: validateLabel(gf('recordId'), g.recordId, 256),
+      granteeAgentId: validateId(gf('granteeAgentId'), g.granteeAgentId),
+      granteeOrgId: g.granteeOrgId === null ? null : validateId(gf('granteeOrgId'), g.granteeOrgId),
+      permission: validatePermission(gf('permission'), g.permission),
+      grantedBy: validateLabel(gf('grantedBy'), g.grantedBy, 600),
+      createdAt: validateDate(gf('createdAt'), new Date(String(g.createdAt))),
+      expiresAt:
+        g.expiresAt === null ? null : validateDate(gf('expiresAt'), new Date(String(g.expiresAt))),
+    };
+  });
+  return checkExported({ record, grants }, where);
+}

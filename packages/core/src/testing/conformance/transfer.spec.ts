@@ -1,0 +1,139 @@
+import { planAccess } from '../../engine/plan-access.js';
+import { exportFromJson, exportToJson } from '../../engine/transfer.js';
+import { PLAN_TAG } from '../../records.js';
+import { createHashEmbedder } from '../hash-embedder.js';
+import type { Harness, TestApi } from './harness.js';
+
+export function transferSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('export and import', () => {
+    it('reproduces every record, field and grant in an empty store, with a verifying audit log', async () => {
+      const embedder = createHashEmbedder({ dimensions: 8 });
+      const source = await h.open({ embedder, experienceMemory: true });
+      const a = source.engine.as('agent-a', { orgId: 'acme' });
+      const kept = await a.remember({
+        content: 'kept, shared, tagged',
+        scope: 'shared',
+        tags: ['x', 'y'],
+        metadata: { n: 1.5, nested: { ok: true } },
+        threadId: 't-1',
+        sourceType: 'chat',
+        importance: 0.75,
+        expiresAt: new Date('2030-01-01T00:00:00.000Z'),
+      });
+      await a.share({
+        recordId: kept.id,
+        with: ['agent-b'],
+        permission: 'delete',
+        expiresAt: new Date('2029-01-01T00:00:00.000Z'),
+      });
+      const soft = await a.remember({ content: 'soft deleted' });
+      const redacted = await a.remember({ content: 'secret to redact' });
+      await a.forget({ ids: [soft.id] });
+      await a.forget({ ids: [redacted.id], mode: 'redact' });
+      await engineRecall(a);
+      await planAccess(a).writePlan({
+        query: 'how to x',
+        payload: { signature_tokens: ['how'] },
+        tokens: ['how'],
+      });
+      await source.engine.as('agent-c').remember({ content: 'another owner', scope: 'global' });
+
+      const exported = [];
+      for await (const item of source.engine.exportRecords({ pageSize: 2 })) exported.push(item);
+      expect(exported).toHaveLength(5);
+      expect(exported.map((item) => item.record.id)).toEqual(
+        [...exported.map((item) => item.record.id)].sort(),
+      );
+      const lines = exported.map((item) => JSON.stringify(exportToJson(item)));
+      const parsed = lines.map((line, i) => exportFromJson(JSON.parse(line), `line ${i + 1}`));
+      expect(parsed).toEqual(exported);
+
+      const target = await h.open({ embedder, experienceMemory: true });
+      expect(await target.engine.importRecords(parsed)).toEqual({ imported: 5, skipped: 0 });
+      const again = [];
+      for await (const item of target.engine.exportRecords()) again.push(item);
+      expect(again).toEqual(exported);
+      expect(again.find((item) => item.record.id === kept.id)?.grants).toEqual([
+        expect.objectContaining({
+          granteeAgentId: 'agent-b',
+          granteeOrgId: 'acme',
+          permission: 'delete',
+        }),
+      ]);
+      const verification = await target.engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 5]);
+
+      // The imported store works: search, plans, grants, dedup.
+      const b = target.engine.as('agent-b', { orgId: 'acme' });
+      expect(
+        (await b.recall({ query: 'tagged', strategy: 'lexical' })).hits.map((hit) => hit.record.id),
+      ).toEqual([kept.id]);
+      const plans = await planAccess(target.engine.as('agent-a', { orgId: 'acme' })).findCandidates(
+        { tokens: ['how'], minTokens: 1, maxTokens: 1 },
+      );
+      expect(plans.map((plan) => plan.record.tags)).toEqual([[PLAN_TAG]]);
+      expect(
+        (
+          await target.engine
+            .as('agent-a', { orgId: 'acme' })
+            .remember({ content: 'Kept, shared,  tagged', scope: 'shared' })
+        ).deduplicated,
+      ).toBe(true);
+      expect(await target.engine.importRecords(parsed)).toEqual({ imported: 0, skipped: 5 });
+    });
+
+    it('rejects a tampered record before writing anything', async () => {
+      const source = await h.open();
+      const { id } = await source.engine.as('agent-a').remember({ content: 'original' });
+      const exported = [];
+      for await (const item of source.engine.exportRecords()) exported.push(exportToJson(item));
+      const json = JSON.parse(JSON.stringify(exported[0]));
+      json.record.content = 'forged';
+      expect(() => exportFromJson(json, 'line 1')).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT' }),
+      );
+      json.record.content = 'original';
+      json.record.scope = 'global';
+      const target = await h.open();
+      const forged = { ...exportFromJsonUnchecked(json), grants: [] };
+      await expect(target.engine.importRecords([forged])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      expect(await target.store.scanRecords({ limit: 10 })).toEqual([]);
+      expect(id).toBe('id-000001');
+      for (const bad of [
+        {},
+        { format: 'x' },
+        { format: 'mnemo.record.v1', record: {}, grants: [] },
+      ]) {
+        expect(() => exportFromJson(bad, 'line 1')).toThrow(
+          expect.objectContaining({ code: 'INVALID_INPUT' }),
+        );
+      }
+    });
+  });
+}
+
+async function engineRecall(handle: {
+  recall(input: { query: string }): Promise<unknown>;
+}): Promise<void> {
+  await handle.recall({ query: 'kept' });
+}
+
+/** The record of a JSON line with no hash check, to hand a forged record to importRecords directly. */
+function exportFromJsonUnchecked(json: { record: Record<string, unknown> }) {
+  const r = json.record;
+  const date = (v: unknown) => (v === null ? null : new Date(String(v)));
+  return {
+    record: {
+      ...(r as object),
+      embedding: null,
+      createdAt: date(r.createdAt),
+      updatedAt: date(r.updatedAt),
+      expiresAt: date(r.expiresAt),
+      deletedAt: date(r.deletedAt),
+      lastAccessedAt: date(r.lastAccessedAt),
+    } as never,
+  };
+}
