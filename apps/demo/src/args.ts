@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ID_PATTERN } from '@mnemo/core';
 import { DEFAULT_SIMILARITY_THRESHOLD } from '@mnemo/experience';
+import { DEFAULT_PG_SCHEMA, parseStoreSpec, pgSchema, type StoreSpec } from './store-spec.js';
 import { UsageError } from './usage-error.js';
 
 export const DEFAULT_DB = './mnemo-demo.duckdb';
@@ -13,9 +14,9 @@ export interface DemoArgs {
   corpus: string | null;
   /** A file of questions, or null for the shipped queries.txt. */
   queries: string | null;
-  /** A DuckDB file path or ':memory:'. */
-  db: string;
-  /** Keep the database of an earlier run instead of starting fresh. */
+  /** `--store`, `--db` or the default DuckDB file. */
+  store: StoreSpec;
+  /** Keep the database (DuckDB file, PostgreSQL schema) of an earlier run instead of starting fresh. */
   keep: boolean;
   /** Similarity threshold for `recallPlan`, in (0, 1]. */
   threshold: number;
@@ -37,13 +38,17 @@ Options:
   --queries <file>    one question per line, '#' starts a comment line
                       (default: apps/demo/queries.txt)
   --db <file>         DuckDB database file, or :memory: (default: ${DEFAULT_DB})
-  --keep              reuse the database of an earlier run (default: start fresh)
+  --store <spec>      the store: duckdb:<file> (the same as --db <file>) or
+                      postgres:<url>, e.g. postgres:postgres://user:pw@127.0.0.1:5432/db
+  --pg-schema <name>  with postgres: the schema to use (default: ${DEFAULT_PG_SCHEMA})
+  --keep              reuse the database of an earlier run (default: start fresh:
+                      delete the DuckDB file, or drop and recreate the schema)
   --threshold <n>     plan similarity threshold in (0, 1] (default: ${DEFAULT_SIMILARITY_THRESHOLD})
   --agent <id>        agent id the loop runs as (default: ${DEFAULT_AGENT})
   --json              print the report as one JSON object on the last stdout line
   -h, --help          show this help
 
-Exit codes: 0 done, 1 unexpected error, 2 bad arguments or input files.`;
+Exit codes: 0 done, 1 store unavailable or unexpected error, 2 bad arguments or input files.`;
 
 /**
  * Parses and validates `argv` (without the node and script paths). A leading
@@ -60,7 +65,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     help: values.help === true,
     corpus: nonEmpty('--corpus', values.corpus) ?? null,
     queries: nonEmpty('--queries', values.queries) ?? null,
-    db: nonEmpty('--db', values.db) ?? DEFAULT_DB,
+    store: store(values),
     keep: values.keep === true,
     threshold:
       values.threshold === undefined ? DEFAULT_SIMILARITY_THRESHOLD : threshold(values.threshold),
@@ -78,6 +83,8 @@ function parse(argv: readonly string[]) {
       corpus: { type: 'string' },
       queries: { type: 'string' },
       db: { type: 'string' },
+      store: { type: 'string' },
+      'pg-schema': { type: 'string' },
       keep: { type: 'boolean' },
       threshold: { type: 'string' },
       agent: { type: 'string' },
@@ -85,6 +92,24 @@ function parse(argv: readonly string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
+}
+
+function store(values: ReturnType<typeof parse>['values']): StoreSpec {
+  const db = nonEmpty('--db', values.db);
+  const schema = nonEmpty('--pg-schema', values['pg-schema']);
+  if (db !== undefined && values.store !== undefined) {
+    throw new UsageError(
+      '--store and --db cannot be used together (--db <file> is short for --store duckdb:<file>)',
+    );
+  }
+  const spec: StoreSpec =
+    values.store === undefined
+      ? { kind: 'duckdb', path: db ?? DEFAULT_DB }
+      : parseStoreSpec(values.store, schema === undefined ? DEFAULT_PG_SCHEMA : pgSchema(schema));
+  if (schema !== undefined && spec.kind !== 'postgres') {
+    throw new UsageError('--pg-schema applies only to --store postgres:<url>');
+  }
+  return spec;
 }
 
 function nonEmpty(flag: string, value: string | undefined): string | undefined {

@@ -1,7 +1,10 @@
 import { open, rm } from 'node:fs/promises';
-import { createEngine, type Engine } from '@mnemo/core';
+import { createEngine, type Engine, type MemoryStore } from '@mnemo/core';
 import { withExperienceMemory } from '@mnemo/experience';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
+import { createPostgresStore } from '@mnemo/store-postgres';
+import { resetPostgresSchema } from './postgres-schema.js';
+import type { StoreSpec } from './store-spec.js';
 import { UsageError } from './usage-error.js';
 
 export const IN_MEMORY = ':memory:';
@@ -9,6 +12,15 @@ export const IN_MEMORY = ':memory:';
 // A DuckDB database file starts with an 8-byte checksum followed by this magic.
 const DUCKDB_MAGIC = 'DUCK';
 const MAGIC_OFFSET = 8;
+
+/**
+ * Makes room for a fresh run: deletes the DuckDB file, or drops and recreates
+ * the PostgreSQL schema (see `resetPostgresSchema`).
+ */
+export async function resetStore(spec: StoreSpec): Promise<void> {
+  if (spec.kind === 'duckdb') await resetDatabaseFile(spec.path);
+  else await resetPostgresSchema(spec.url, spec.schema);
+}
 
 /**
  * Makes room for a fresh database at `path`: deletes the file and its `.wal`.
@@ -19,7 +31,7 @@ export async function resetDatabaseFile(path: string): Promise<void> {
   if (path === IN_MEMORY) return;
   if (!(await isDuckDBFileOrAbsent(path))) {
     throw new UsageError(
-      `--db: ${path} exists and is not a DuckDB database; refusing to overwrite it`,
+      `the database ${path} exists and is not a DuckDB database; refusing to overwrite it`,
     );
   }
   await rm(path, { force: true });
@@ -32,7 +44,7 @@ async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {
     handle = await open(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw new UsageError(`--db: cannot open ${path}: ${(error as Error).message}`);
+    throw new UsageError(`the database ${path} cannot be opened: ${(error as Error).message}`);
   }
   try {
     if ((await handle.stat()).isDirectory()) return false;
@@ -48,9 +60,9 @@ async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {
   }
 }
 
-/** An initialized engine on a DuckDB store at `path`, with experience memory on. */
-export async function openEngine(path: string): Promise<Engine> {
-  const engine = withExperienceMemory(createEngine({ store: createDuckDBStore({ path }) }));
+/** An initialized engine on the store, with experience memory on. */
+export async function openEngine(spec: StoreSpec): Promise<Engine> {
+  const engine = withExperienceMemory(createEngine({ store: createStore(spec) }));
   try {
     await engine.init();
   } catch (error) {
@@ -58,4 +70,16 @@ export async function openEngine(path: string): Promise<Engine> {
     throw error;
   }
   return engine;
+}
+
+function createStore(spec: StoreSpec): MemoryStore {
+  if (spec.kind === 'duckdb') return createDuckDBStore({ path: spec.path });
+  return createPostgresStore({
+    connectionString: spec.url,
+    schema: spec.schema,
+    // The demo has no embedder: plain real[] columns, and no CREATE EXTENSION on someone's server.
+    vector: 'array',
+    // The loop runs one operation at a time.
+    maxConnections: 4,
+  });
 }

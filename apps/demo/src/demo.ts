@@ -2,13 +2,14 @@ import { resolve } from 'node:path';
 import { type AgentLoopOptions, runAgentLoop } from './agent-loop.js';
 import type { Chunk } from './chunk.js';
 import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from './corpus.js';
-import { IN_MEMORY, openEngine, resetDatabaseFile } from './database.js';
+import { IN_MEMORY, openEngine, resetStore } from './database.js';
 import { formatOutcome } from './format-report.js';
 import { ingestChunks } from './ingest.js';
 import { DEMO_PATHS } from './paths.js';
 import { type Progress, silentProgress } from './progress.js';
 import { loadQuestions } from './questions.js';
-import { buildReport, type DemoReport } from './report.js';
+import { buildReport, type DemoReport, type ReportDatabase } from './report.js';
+import { describeStore, maskUrl, type StoreSpec } from './store-spec.js';
 import { UsageError } from './usage-error.js';
 
 export interface DemoOptions {
@@ -16,9 +17,9 @@ export interface DemoOptions {
   corpus: string | null;
   /** A queries file, or null for the shipped queries.txt. */
   queries: string | null;
-  /** A DuckDB file (relative to the cwd) or ':memory:'. */
-  db: string;
-  /** Reuse the database instead of deleting it first. */
+  /** A DuckDB file (relative to the cwd) or ':memory:', or a PostgreSQL URL and schema. */
+  store: StoreSpec;
+  /** Reuse the database (DuckDB file, PostgreSQL schema) instead of deleting it first. */
   keep: boolean;
   threshold: number;
   agent: string;
@@ -30,8 +31,9 @@ export interface DemoOptions {
 
 /**
  * The whole demo: load and chunk the corpus, read the questions (both before
- * touching the database, so bad input changes nothing), open a fresh DuckDB
- * database, ingest, run the agent loop, verify the audit chains, close.
+ * touching the database, so bad input changes nothing), open a fresh database
+ * (delete the DuckDB file, or drop and recreate the PostgreSQL schema),
+ * ingest, run the agent loop, verify the audit chains, close.
  */
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const progress = options.progress ?? silentProgress;
@@ -42,12 +44,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     throw new UsageError(`the corpus (${options.corpus ?? 'default'}) has no text to ingest`);
   }
   const questions = await loadQuestions(options.queries ?? DEMO_PATHS.queriesFile);
-  const dbPath = options.db === IN_MEMORY ? IN_MEMORY : resolve(options.db);
-  if (!options.keep) await resetDatabaseFile(dbPath);
-
-  progress.line(`corpus: ${files.length} files, ${chunks.length} chunks; database: ${options.db}`);
-  const engine = await openEngine(dbPath);
+  const store = resolveStore(options.store);
+  if (!options.keep) await resetStore(store);
+  const engine = await openEngine(store);
   try {
+    progress.line(
+      `corpus: ${files.length} files, ${chunks.length} chunks; database: ${describeStore(options.store)}`,
+    );
     const handle = engine.as(options.agent);
     const ingested = await ingestChunks(handle, chunks, progress);
     progress.line(`asking ${questions.length} questions`);
@@ -66,7 +69,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         chunks: chunks.length,
         deduplicatedChunks: ingested.deduplicated,
       },
-      database: { path: options.db, kept: options.keep },
+      database: reportDatabase(options.store, options.keep),
       agent: options.agent,
       similarityThreshold: options.threshold,
       outcomes,
@@ -75,4 +78,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   } finally {
     await engine.close();
   }
+}
+
+/** DuckDB paths are relative to the current directory. */
+function resolveStore(spec: StoreSpec): StoreSpec {
+  return spec.kind === 'duckdb' && spec.path !== IN_MEMORY
+    ? { kind: 'duckdb', path: resolve(spec.path) }
+    : spec;
+}
+
+function reportDatabase(spec: StoreSpec, kept: boolean): ReportDatabase {
+  return spec.kind === 'duckdb'
+    ? { store: 'duckdb', path: spec.path, kept }
+    : { store: 'postgres', url: maskUrl(spec.url), schema: spec.schema, kept };
 }

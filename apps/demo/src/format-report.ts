@@ -8,7 +8,10 @@ export function formatReport(report: DemoReport): string {
   const { corpus, database } = report;
   const rows: [string, string][] = [
     ['corpus', `${corpus.source}: ${corpus.files} files, ${corpus.chunks} chunks`],
-    ['database', `${database.path} (${database.kept ? 'kept from an earlier run' : 'fresh'})`],
+    [
+      'database',
+      `${databaseName(database)} (${database.kept ? 'kept from an earlier run' : 'fresh'})`,
+    ],
     ['agent', report.agent],
     ['questions', String(report.questions)],
     [
@@ -58,6 +61,12 @@ export function formatOutcome(outcome: QuestionOutcome, index: number, total: nu
         ? 'miss, retrieval, not cached'
         : 'miss, retrieval, cached';
   return `${number} ${what.padEnd(34)} score ${outcome.score.toFixed(2)} ${time}  ${outcome.question}`;
+}
+
+function databaseName(database: DemoReport['database']): string {
+  return database.store === 'duckdb'
+    ? `DuckDB ${database.path}`
+    : `PostgreSQL ${database.url}, schema ${database.schema}`;
 }
 
 function percent(ratio: number): string {

@@ -1,18 +1,24 @@
 #!/usr/bin/env node
 import { MnemoError } from '@mnemo/core';
-import { parseDemoArgs, USAGE } from './args.js';
+import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
 import { runDemo } from './demo.js';
+import { errorMessage } from './error-message.js';
 import { formatReport } from './format-report.js';
 import { createProgress } from './progress.js';
+import { describeStore, redactSecrets } from './store-spec.js';
 import { UsageError } from './usage-error.js';
 
 /**
  * Runs the demo with `argv` and returns the exit code: 0 done, 2 bad arguments
- * or input files, 1 anything unexpected (including audit chains that do not verify).
+ * or input files, 1 a store that cannot be used (unreachable server, wrong
+ * password, a DuckDB file in a folder that does not exist) or anything
+ * unexpected (including audit chains that do not verify). Errors are one line
+ * on stderr, without a stack trace or the store's password.
  */
 async function main(argv: readonly string[]): Promise<number> {
+  let args: DemoArgs | undefined;
   try {
-    const args = parseDemoArgs(argv);
+    args = parseDemoArgs(argv);
     if (args.help) {
       process.stdout.write(`${USAGE}\n`);
       return 0;
@@ -20,7 +26,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const report = await runDemo({
       corpus: args.corpus,
       queries: args.queries,
-      db: args.db,
+      store: args.store,
       keep: args.keep,
       threshold: args.threshold,
       agent: args.agent,
@@ -33,12 +39,20 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
+    const message = redactSecrets(errorMessage(error), args?.store);
     if (error instanceof UsageError) {
-      process.stderr.write(`mnemo demo: ${error.message} (see --help)\n`);
+      process.stderr.write(`mnemo demo: ${message} (see --help)\n`);
       return 2;
     }
+    if (MnemoError.hasCode(error, 'STORE_UNAVAILABLE') && args !== undefined) {
+      // The store is named first; '@mnemo/store-postgres' starts its messages with 'PostgreSQL: '.
+      const reason = message.replace(/^PostgreSQL: /, '');
+      process.stderr.write(
+        `mnemo demo: store unavailable (${describeStore(args.store)}): ${reason}\n`,
+      );
+      return 1;
+    }
     const code = MnemoError.isInstance(error) ? ` [${error.code}]` : '';
-    const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`mnemo demo: unexpected error${code}: ${message}\n`);
     return 1;
   }

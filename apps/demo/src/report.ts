@@ -11,7 +11,7 @@ export interface DemoReport {
     /** Chunks whose text an existing record already held (with --keep: all of them). */
     deduplicatedChunks: number;
   };
-  database: { path: string; kept: boolean };
+  database: ReportDatabase;
   agent: string;
   similarityThreshold: number;
   questions: number;
@@ -35,6 +35,21 @@ export interface DemoReport {
   missingReplayedChunks: number;
   audit: { ok: boolean; events: number; chains: number };
 }
+
+/** The store the run used; `kept` when it reused an earlier run's data (`--keep`). */
+export type ReportDatabase =
+  | {
+      store: 'duckdb' /** As given: relative to the cwd, or ':memory:'. */;
+      path: string;
+      kept: boolean;
+    }
+  | {
+      store: 'postgres';
+      /** The connection URL with its password masked. */
+      url: string;
+      schema: string;
+      kept: boolean;
+    };
 
 export interface ReportInput {
   corpus: DemoReport['corpus'];

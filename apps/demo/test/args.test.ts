@@ -4,6 +4,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_AGENT, DEFAULT_DB, parseDemoArgs } from '../src/args.js';
 import { loadQuestions, parseQuestions } from '../src/questions.js';
+import {
+  DEFAULT_PG_SCHEMA,
+  describeStore,
+  maskUrl,
+  parseStoreSpec,
+  redactSecrets,
+} from '../src/store-spec.js';
 import { UsageError } from '../src/usage-error.js';
 
 describe('parseDemoArgs', () => {
@@ -12,7 +19,7 @@ describe('parseDemoArgs', () => {
       help: false,
       corpus: null,
       queries: null,
-      db: DEFAULT_DB,
+      store: { kind: 'duckdb', path: DEFAULT_DB },
       keep: false,
       threshold: 0.7,
       agent: DEFAULT_AGENT,
@@ -40,7 +47,7 @@ describe('parseDemoArgs', () => {
       help: true,
       corpus: 'docs',
       queries: 'q.txt',
-      db: ':memory:',
+      store: { kind: 'duckdb', path: ':memory:' },
       keep: true,
       threshold: 1,
       agent: 'agent-7',
@@ -66,6 +73,127 @@ describe('parseDemoArgs', () => {
   ])('rejects %j with a UsageError', (argv, message) => {
     expect(() => parseDemoArgs(argv)).toThrow(UsageError);
     expect(() => parseDemoArgs(argv)).toThrow(message);
+  });
+});
+
+describe('--store', () => {
+  const url = 'postgres://user:s3cret-pw@127.0.0.1:5432/db';
+  const store = (...argv: string[]) => parseDemoArgs(argv).store;
+
+  it('reads duckdb:<file>, the same as --db <file>', () => {
+    expect(store('--store', 'duckdb:./other.duckdb')).toEqual({
+      kind: 'duckdb',
+      path: './other.duckdb',
+    });
+    expect(store('--store', 'duckdb::memory:')).toEqual({ kind: 'duckdb', path: ':memory:' });
+    expect(store('--store=duckdb:/tmp/a:b.duckdb')).toEqual({
+      kind: 'duckdb',
+      path: '/tmp/a:b.duckdb',
+    });
+    expect(store('--db', 'x.duckdb')).toEqual(store('--store', 'duckdb:x.duckdb'));
+    expect(store('--db', ':memory:')).toEqual({ kind: 'duckdb', path: ':memory:' });
+  });
+
+  it('reads postgres:<url>, in the schema mnemo_demo unless --pg-schema names another', () => {
+    expect(DEFAULT_PG_SCHEMA).toBe('mnemo_demo');
+    expect(store('--store', `postgres:${url}`)).toEqual({
+      kind: 'postgres',
+      url,
+      schema: 'mnemo_demo',
+    });
+    expect(store('--pg-schema', 'demo_2', '--store', `postgres:${url}`)).toEqual({
+      kind: 'postgres',
+      url,
+      schema: 'demo_2',
+    });
+    expect(store('--store', 'postgres:postgresql://db.example/mnemo?sslmode=require')).toEqual({
+      kind: 'postgres',
+      url: 'postgresql://db.example/mnemo?sslmode=require',
+      schema: 'mnemo_demo',
+    });
+  });
+
+  it.each([
+    [['--store', ''], '--store must not be empty'],
+    [
+      ['--store', 'mnemo.duckdb'],
+      "--store must be duckdb:<file> or postgres:<url>, got 'mnemo.duckdb'",
+    ],
+    [
+      ['--store', 'mysql:x'],
+      "--store: unknown store 'mysql' (expected duckdb:<file> or postgres:<url>)",
+    ],
+    [['--store', 'duckdb:'], '--store duckdb:<file> needs a file name or :memory:'],
+    [
+      ['--store', 'postgres:'],
+      '--store postgres:<url> needs a URL, e.g. postgres:postgres://user:password@127.0.0.1:5432/db',
+    ],
+    [
+      ['--store', 'postgres:  '],
+      '--store postgres:<url> needs a URL, e.g. postgres:postgres://user:password@127.0.0.1:5432/db',
+    ],
+    [
+      ['--store', 'postgres:mysql://u:pw@h/db'],
+      '--store postgres:<url>: the URL is not a valid postgres:// or postgresql:// URL (e.g. postgres:postgres://user:password@127.0.0.1:5432/db)',
+    ],
+    [
+      ['--store', 'postgres://u:pw@h/db'],
+      '--store postgres:<url>: the URL is not a valid postgres:// or postgresql:// URL (e.g. postgres:postgres://user:password@127.0.0.1:5432/db)',
+    ],
+    [
+      ['--store', 'postgres:postgres://u:pw@h:99999/db'],
+      '--store postgres:<url>: the URL is not a valid postgres:// or postgresql:// URL (e.g. postgres:postgres://user:password@127.0.0.1:5432/db)',
+    ],
+    [
+      ['--store', 'duckdb:x.duckdb', '--db', 'x.duckdb'],
+      '--store and --db cannot be used together (--db <file> is short for --store duckdb:<file>)',
+    ],
+    [
+      ['--db', ':memory:', '--store', `postgres:${url}`],
+      '--store and --db cannot be used together (--db <file> is short for --store duckdb:<file>)',
+    ],
+    [['--pg-schema', 'demo'], '--pg-schema applies only to --store postgres:<url>'],
+    [
+      ['--pg-schema', 'demo', '--store', 'duckdb::memory:'],
+      '--pg-schema applies only to --store postgres:<url>',
+    ],
+    [['--store', `postgres:${url}`, '--pg-schema', ''], '--pg-schema must not be empty'],
+    ...['Demo', '1demo', 'my-schema', 'pg_demo', 'a'.repeat(64), 'x"; DROP SCHEMA public; --'].map(
+      (name): [string[], string] => [
+        ['--store', `postgres:${url}`, '--pg-schema', name],
+        `--pg-schema must be 1-63 characters of a-z 0-9 _, not starting with a digit or pg_, got '${name}'`,
+      ],
+    ),
+  ])('rejects %j with a UsageError', (argv, message) => {
+    expect(() => parseDemoArgs(argv)).toThrow(UsageError);
+    expect(() => parseDemoArgs(argv)).toThrow(message);
+  });
+
+  it('never repeats a password in its errors', () => {
+    for (const spec of ['postgres:postgres://u:s3cret-pw@h:99999/db', 'postgres://u:s3cret-pw@h']) {
+      expect(() => parseStoreSpec(spec)).toThrow(UsageError);
+      expect(() => parseStoreSpec(spec)).not.toThrow('s3cret-pw');
+    }
+  });
+
+  it('masks the password for the report', () => {
+    expect(maskUrl(url)).toBe('postgres://user:***@127.0.0.1:5432/db');
+    expect(maskUrl('postgres://user@h/db')).toBe('postgres://user@h/db');
+    expect(maskUrl('postgres://h/db?password=pw&sslmode=require')).toBe(
+      'postgres://h/db?password=***&sslmode=require',
+    );
+    expect(describeStore(parseStoreSpec(`postgres:${url}`, 'demo'))).toBe(
+      'PostgreSQL postgres://user:***@127.0.0.1:5432/db, schema demo',
+    );
+    expect(describeStore({ kind: 'duckdb', path: ':memory:' })).toBe('DuckDB :memory:');
+  });
+
+  it('masks the password in messages', () => {
+    const spec = parseStoreSpec('postgres:postgres://user:p%40ss-word@h/db');
+    expect(
+      redactSecrets('bad postgres://user:p%40ss-word@h/db, p@ss-word, p%40ss-word', spec),
+    ).toBe('bad postgres://user:***@h/db, ***, ***');
+    expect(redactSecrets('p@ss-word', { kind: 'duckdb', path: 'p@ss-word' })).toBe('p@ss-word');
   });
 });
 

@@ -30,7 +30,7 @@ describe('the demo program', () => {
     const report = JSON.parse(stdout.trimEnd().split('\n').at(-1) as string) as DemoReport;
     expect(report.corpus.source).toBe('default');
     expect(report.corpus.files).toBeGreaterThanOrEqual(8);
-    expect(report.database).toEqual({ path: './mnemo-demo.duckdb', kept: false });
+    expect(report.database).toEqual({ store: 'duckdb', path: './mnemo-demo.duckdb', kept: false });
     expect(report.planHits).toBeGreaterThanOrEqual(1);
     expect(report.planHits + report.planMisses).toBe(report.questions);
     expect(report.retrievalCalls).toEqual({ made: report.planMisses, saved: report.planHits });
@@ -46,8 +46,8 @@ describe('the demo program', () => {
       corpus,
       '--queries',
       join(fixtures, 'garden-queries.txt'),
-      '--db',
-      ':memory:',
+      '--store',
+      'duckdb::memory:',
     );
     expect(code).toBe(0);
     expect(stderr).toMatch(
@@ -57,7 +57,7 @@ describe('the demo program', () => {
     expect(lines.map((line) => line.replace(/\d+\.\d ms/, 'N ms'))).toEqual([
       'mnemo demo report',
       `  corpus                        ${corpus}: 2 files, 4 chunks`,
-      '  database                      :memory: (fresh)',
+      '  database                      DuckDB :memory: (fresh)',
       '  agent                         demo-agent',
       '  questions                     6',
       '  plan hits                     2 (33.3%), similarity threshold 0.7',
@@ -85,6 +85,22 @@ describe('the demo program', () => {
     [['--threshold', '0'], "--threshold must be a number in (0, 1], got '0'"],
     [['--corpus', 'no-such-folder'], '--corpus: no such folder: no-such-folder'],
     [['--queries', 'no-such-file.txt'], '--queries: cannot read no-such-file.txt: no such file'],
+    [
+      ['--store', 'mysql:x'],
+      "--store: unknown store 'mysql' (expected duckdb:<file> or postgres:<url>)",
+    ],
+    [
+      ['--store', 'postgres:'],
+      '--store postgres:<url> needs a URL, e.g. postgres:postgres://user:password@127.0.0.1:5432/db',
+    ],
+    [
+      ['--store', 'duckdb::memory:', '--db', ':memory:'],
+      '--store and --db cannot be used together (--db <file> is short for --store duckdb:<file>)',
+    ],
+    [
+      ['--db', ':memory:', '--pg-schema', 'x'],
+      '--pg-schema applies only to --store postgres:<url>',
+    ],
   ])('exits 2 with one line on stderr for %j', (args, message) => {
     const { code, stdout, stderr } = demo(...args);
     expect(code).toBe(2);
@@ -100,14 +116,28 @@ describe('the demo program', () => {
     expect(stderr).toBe('mnemo demo: --corpus: no .md or .txt files in empty (see --help)\n');
   });
 
-  it('exits 1 on an unexpected error, such as a database in a folder that does not exist', () => {
-    const { code, stderr } = demo(
-      '--db',
-      join(cwd, 'no', 'such', 'dir', 'x.duckdb'),
+  it('exits 1 when the store is unavailable, such as a database in a folder that does not exist', () => {
+    const db = join(cwd, 'no', 'such', 'dir', 'x.duckdb');
+    const { code, stdout, stderr } = demo('--db', db, '--corpus', join(fixtures, 'garden'));
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.startsWith(`mnemo demo: store unavailable (DuckDB ${db}): `)).toBe(true);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 1 with one line, without the password, when no PostgreSQL server answers', () => {
+    // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
+    const { code, stdout, stderr } = demo(
+      '--store',
+      'postgres:postgres://demo:s3cret-pw@127.0.0.1:1/nowhere',
       '--corpus',
       join(fixtures, 'garden'),
     );
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^mnemo demo: unexpected error \[STORE_UNAVAILABLE\]: /m);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      'mnemo demo: store unavailable (PostgreSQL postgres://demo:***@127.0.0.1:1/nowhere, schema mnemo_demo): ' +
+        'connecting failed: connect ECONNREFUSED 127.0.0.1:1\n',
+    );
   });
 });

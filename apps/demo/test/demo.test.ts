@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type QuestionOutcome,
@@ -15,40 +14,16 @@ import { runDemo } from '../src/demo.js';
 import { ingestChunks } from '../src/ingest.js';
 import { silentProgress } from '../src/progress.js';
 import { parseQuestions } from '../src/questions.js';
-import type { DemoReport } from '../src/report.js';
 import { UsageError } from '../src/usage-error.js';
-
-const fixtures = fileURLToPath(new URL('fixtures/', import.meta.url));
-const corpus = join(fixtures, 'garden');
-const queries = join(fixtures, 'garden-queries.txt');
-
-// Each question reads the clock three times (start, after the plan lookup, end): with a clock that
-// ticks by 1, every question takes 2 ms, of which the lookup takes 1.
-function tickingClock(): () => number {
-  let now = 0;
-  return () => {
-    now += 1;
-    return now;
-  };
-}
-
-const freshReport = (db: string): DemoReport => ({
-  corpus: { source: corpus, files: 2, chunks: 4, deduplicatedChunks: 0 },
-  database: { path: db, kept: false },
-  agent: 'gardener',
-  similarityThreshold: 0.7,
-  questions: 6,
-  planHits: 2,
-  planMisses: 4,
-  hitRate: 2 / 6,
-  plansCached: 3,
-  plansNotCached: 1,
-  retrievalCalls: { made: 4, saved: 2 },
-  meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
-  wrongReplays: 0,
-  missingReplayedChunks: 0,
-  audit: { ok: true, events: 4 + 6 + 4 + 3, chains: 1 },
-});
+import {
+  corpus,
+  fixtures,
+  freshReport,
+  gardenOptions,
+  keptReport,
+  queries,
+  tickingClock,
+} from './garden-fixture.js';
 
 describe('loadCorpusFolder', () => {
   it('reads .md and .txt files recursively, sorted, skipping CHANGELOG.md and other extensions', async () => {
@@ -102,7 +77,7 @@ describe('loadDefaultCorpus', () => {
 
 describe('runAgentLoop', () => {
   it('replays the plans that earlier questions cached, and caches only good outcomes', async () => {
-    const engine = await openEngine(':memory:');
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
     try {
       const handle = engine.as('gardener');
       const chunks = chunkCorpus(await loadCorpusFolder(corpus));
@@ -181,41 +156,31 @@ describe('runAgentLoop', () => {
 describe('runDemo', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-demo-run-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const options = { corpus, queries, keep: false, threshold: 0.7, agent: 'gardener' };
+  const options = gardenOptions;
+  const duckdb = (path: string) => ({ kind: 'duckdb' as const, path });
 
   it('runs the fixture in memory', async () => {
-    const report = await runDemo({ ...options, db: ':memory:', now: tickingClock() });
-    expect(report).toEqual(freshReport(':memory:'));
+    const report = await runDemo({ ...options, store: duckdb(':memory:'), now: tickingClock() });
+    expect(report).toEqual(freshReport({ store: 'duckdb', path: ':memory:', kept: false }));
   });
 
   it('runs the fixture on a DuckDB file, fresh each time unless kept', async () => {
     const db = join(dir, 'garden.duckdb');
-    expect(await runDemo({ ...options, db, now: tickingClock() })).toEqual(freshReport(db));
+    const fresh = freshReport({ store: 'duckdb', path: db, kept: false });
+    expect(await runDemo({ ...options, store: duckdb(db), now: tickingClock() })).toEqual(fresh);
     expect(existsSync(db)).toBe(true);
-    expect(await runDemo({ ...options, db, now: tickingClock() })).toEqual(freshReport(db));
+    // The second fresh run deletes the first's file.
+    expect(await runDemo({ ...options, store: duckdb(db), now: tickingClock() })).toEqual(fresh);
 
-    // Kept: the chunks are already there (same ids) and so are the three plans.
-    const kept = await runDemo({ ...options, db, keep: true, now: tickingClock() });
-    expect(kept).toMatchObject({
-      corpus: { files: 2, chunks: 4, deduplicatedChunks: 4 },
-      database: { path: db, kept: true },
-      planHits: 5,
-      planMisses: 1,
-      plansCached: 0,
-      plansNotCached: 1,
-      retrievalCalls: { made: 1, saved: 5 },
-      meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
-      wrongReplays: 0,
-      // The fresh second run deleted the first: its 17 events, then 6 plan lookups and 1 recall.
-      audit: { ok: true, events: 4 + 6 + 4 + 3 + (6 + 1), chains: 1 },
-    });
+    const kept = await runDemo({ ...options, store: duckdb(db), keep: true, now: tickingClock() });
+    expect(kept).toMatchObject(keptReport({ store: 'duckdb', path: db, kept: true }));
   });
 
   it('refuses to delete a file that is not a DuckDB database', async () => {
     const precious = join(dir, 'notes.md');
     writeFileSync(precious, '# my notes\n');
-    await expect(runDemo({ ...options, db: precious })).rejects.toThrow(
-      `--db: ${precious} exists and is not a DuckDB database; refusing to overwrite it`,
+    await expect(runDemo({ ...options, store: duckdb(precious) })).rejects.toThrow(
+      `the database ${precious} exists and is not a DuckDB database; refusing to overwrite it`,
     );
     expect(readFileSync(precious, 'utf8')).toBe('# my notes\n');
   });
@@ -225,7 +190,7 @@ describe('runDemo', () => {
     const db = join(dir, 'untouched.duckdb');
     await import('node:fs/promises').then((fs) => fs.mkdir(blank));
     writeFileSync(join(blank, 'empty.md'), '\n\n# \n');
-    const run = runDemo({ ...options, corpus: blank, db });
+    const run = runDemo({ ...options, corpus: blank, store: duckdb(db) });
     await expect(run).rejects.toThrow(UsageError);
     await expect(run).rejects.toThrow(`the corpus (${blank}) has no text to ingest`);
     expect(existsSync(db)).toBe(false);

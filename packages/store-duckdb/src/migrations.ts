@@ -8,14 +8,15 @@
 export interface Migration {
   version: number;
   name: string;
-  statements: string[];
+  /** `dimensions`: a fixed embedding size (`FLOAT[n]`), or null for a `FLOAT[]` list of any size. */
+  statements: (options: { dimensions: number | null }) => string[];
 }
 
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    name: 'records, postings, plan tokens, grants, audit chains',
-    statements: [
+    name: 'records, postings, plan tokens, grants, audit chains, settings',
+    statements: ({ dimensions }) => [
       `CREATE TABLE mnemo_records (
         id VARCHAR PRIMARY KEY,
         agent_id VARCHAR NOT NULL,
@@ -26,7 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
         importance DOUBLE NOT NULL,
         tags VARCHAR[] NOT NULL,
         metadata VARCHAR NOT NULL,
-        embedding FLOAT[],
+        embedding FLOAT[${dimensions ?? ''}],
         content_hash VARCHAR NOT NULL,
         dedup_key VARCHAR NOT NULL,
         is_plan BOOLEAN NOT NULL,
@@ -84,6 +85,14 @@ export const MIGRATIONS: readonly Migration[] = [
         seq BIGINT NOT NULL,
         hash VARCHAR NOT NULL
       )`,
+      // Store-wide facts fixed once set, such as the size of every embedding.
+      `CREATE TABLE mnemo_settings (
+        key VARCHAR PRIMARY KEY,
+        value VARCHAR NOT NULL
+      )`,
+      ...(dimensions === null
+        ? []
+        : [`INSERT INTO mnemo_settings VALUES ('embedding_dimensions', '${dimensions}')`]),
     ],
   },
 ];

@@ -8,6 +8,7 @@ import {
   type LexicalQuery,
   type ListQuery,
   type MemoryRecord,
+  MnemoError,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -103,14 +104,65 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   return rows.map(toScored);
 }
 
-export async function searchVector(s: Session, query: VectorQuery): Promise<ScoredRecord[]> {
+/** The size every embedding of this store has, fixed by the first one stored (or by the schema). */
+export async function embeddingDimensions(s: Session): Promise<number | null> {
+  const [row] = await s.all(`SELECT value FROM mnemo_settings WHERE key = 'embedding_dimensions'`);
+  return row === undefined ? null : Number(row.value);
+}
+
+function dimensionMismatch(expected: number, actual: number): MnemoError {
+  return new MnemoError(
+    'DIMENSION_MISMATCH',
+    `this store holds ${expected}-dimensional embeddings; got a ${actual}-dimensional vector`,
+    { details: { expected, actual } },
+  );
+}
+
+/** Rejects embeddings whose size differs from the store's; the first ones stored fix it. */
+export async function checkEmbeddingDimensions(
+  s: Session,
+  records: readonly NewRecord[],
+): Promise<void> {
+  const sizes = [
+    ...new Set(
+      records.flatMap(({ record }) => (record.embedding === null ? [] : [record.embedding.length])),
+    ),
+  ];
+  const [size] = sizes;
+  if (size === undefined) return;
+  const stored = await embeddingDimensions(s);
+  const expected = stored ?? size;
+  const wrong = sizes.find((other) => other !== expected);
+  if (wrong !== undefined) throw dimensionMismatch(expected, wrong);
+  if (stored === null) {
+    const p = new Params();
+    await s.exec(
+      `INSERT INTO mnemo_settings VALUES ('embedding_dimensions', ${p.scalar(String(size))})`,
+      p,
+    );
+  }
+}
+
+/** `fixed`: the size of a `FLOAT[n]` column, or null for a `FLOAT[]` list column. */
+export async function searchVector(
+  s: Session,
+  query: VectorQuery,
+  fixed: number | null,
+): Promise<ScoredRecord[]> {
+  const stored = await embeddingDimensions(s);
+  if (stored === null) return [];
+  if (stored !== query.vector.length) throw dimensionMismatch(stored, query.vector.length);
   const p = new Params();
+  const vector = p.floats(query.vector);
+  const similarity =
+    fixed === null
+      ? `list_cosine_similarity(r.embedding, ${vector})`
+      : `array_cosine_similarity(r.embedding, ${vector}::FLOAT[${fixed}])`;
   const rows = await s.all(
     `SELECT * FROM (
-       SELECT ${RECORD_COLUMNS},
-              list_cosine_similarity(r.embedding, ${p.floats(query.vector)}) AS score
+       SELECT ${RECORD_COLUMNS}, ${similarity} AS score
        FROM mnemo_records r
-       WHERE NOT r.is_plan AND r.embedding IS NOT NULL AND len(r.embedding) = ${p.scalar(query.vector.length)}
+       WHERE NOT r.is_plan AND r.embedding IS NOT NULL
          AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
      ) r
      WHERE r.score IS NOT NULL AND NOT isnan(r.score)
@@ -255,8 +307,13 @@ export async function findLiveDuplicates(
   return found;
 }
 
-export async function insertRecords(s: Session, inputs: readonly NewRecord[]): Promise<void> {
+export async function insertRecords(
+  s: Session,
+  inputs: readonly NewRecord[],
+  fixed: number | null,
+): Promise<void> {
   if (inputs.length === 0) return;
+  await checkEmbeddingDimensions(s, inputs);
   const records = inputs.map((input) => input.record);
   const p = new Params();
   await s.exec(
@@ -268,7 +325,7 @@ export async function insertRecords(s: Session, inputs: readonly NewRecord[]): P
        unnest(${p.strings(records.map((r) => r.memoryType))}), unnest(${p.strings(records.map((r) => r.scope))}),
        unnest(${p.doubles(records.map((r) => r.importance))}), unnest(${p.stringLists(records.map((r) => r.tags))}),
        unnest(${p.strings(records.map((r) => JSON.stringify(r.metadata)))}),
-       unnest(${p.floatLists(records.map((r) => r.embedding))}),
+       unnest(${p.floatLists(records.map((r) => r.embedding))})${fixed === null ? '' : `::FLOAT[${fixed}]`},
        unnest(${p.strings(records.map((r) => r.contentHash))}), unnest(${p.strings(inputs.map((i) => i.dedupKey))}),
        unnest(${p.booleans(inputs.map((i) => i.isPlan))}), unnest(${p.bigints(inputs.map((i) => i.docLength))}),
        unnest(${p.stringLists(inputs.map((i) => i.planTokens))}),

@@ -31,9 +31,21 @@ const UNAVAILABLE_MESSAGE =
 /** The one place `pg` errors become `MnemoError`s. */
 export function mapPostgresError(error: unknown, action: string): MnemoError {
   if (MnemoError.isInstance(error)) return error;
-  const e = error as { code?: unknown; message?: unknown };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : String(error);
+  // Node reports a host with several addresses that all refused as an AggregateError with an
+  // empty message: describe it by its first error.
+  const e = (
+    error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error
+  ) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  const code =
+    typeof e?.code === 'string'
+      ? e.code
+      : typeof (error as { code?: unknown })?.code === 'string'
+        ? String((error as { code: string }).code)
+        : '';
+  const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(error);
   if (
     UNAVAILABLE_CODES.has(code) ||
     code.startsWith('08') ||

@@ -24,7 +24,7 @@ function embeddingType(vector: VectorColumn): string {
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    name: 'records, postings, plan tokens, grants, audit chains',
+    name: 'records, postings, plan tokens, grants, audit chains, settings',
     statements: (s, vector) => [
       `CREATE TABLE ${s}.mnemo_records (
         id text PRIMARY KEY,
@@ -90,6 +90,13 @@ export const MIGRATIONS: readonly Migration[] = [
         seq bigint NOT NULL,
         hash text NOT NULL
       )`,
+      // Store-wide facts fixed once set, such as the size of every embedding.
+      `CREATE TABLE ${s}.mnemo_settings (key text PRIMARY KEY, value text NOT NULL)`,
+      ...(vector.kind === 'pgvector' && vector.dimensions !== null
+        ? [
+            `INSERT INTO ${s}.mnemo_settings VALUES ('embedding_dimensions', '${vector.dimensions}')`,
+          ]
+        : []),
       // Exact cosine similarity over real[] (used when pgvector is absent).
       `CREATE FUNCTION ${s}.mnemo_cosine(a real[], b real[]) RETURNS double precision
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$

@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
    * Embedding storage: `pgvector` (the server's `vector` extension, created if
    * available), `array` (`real[]` with exact cosine in SQL), or `auto` (pgvector
    * when available, else array). Fixed by the first `init()` of a schema. Default `auto`.
+   * The extension is created database-wide (in the first schema of the search
+   * path, usually `public`) and outlives the store's schema.
    */
   vector?: 'auto' | 'pgvector' | 'array';
   /** With pgvector: the embedder's dimensions, for a `vector(n)` column with an HNSW cosine index. */
@@ -32,7 +34,8 @@ export interface PostgresStoreOptions {
 
 /** Tries of a transaction that failed on a deadlock or serialization failure. */
 const MAX_ATTEMPTS = 3;
-const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+// Lowercase identifiers; `pg_` names are reserved by PostgreSQL.
+const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
 
 function invalid(field: string, message: string): MnemoError {
   return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
@@ -52,7 +55,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   }
   const schema = options.schema ?? 'mnemo';
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
-    throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62}');
+    throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62} and not start with pg_');
   }
   if (options.vector !== undefined && !['auto', 'pgvector', 'array'].includes(options.vector)) {
     throw invalid('vector', 'must be auto, pgvector or array');

@@ -8,6 +8,7 @@ import {
   type LexicalQuery,
   type ListQuery,
   type MemoryRecord,
+  MnemoError,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -105,22 +106,67 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   return rows.map(toScored);
 }
 
+/** The size every embedding of this store has, fixed by the first one stored (or by the schema). */
+export async function embeddingDimensions(s: Session): Promise<number | null> {
+  const [row] = await s.all(
+    `SELECT value FROM ${s.schema}.mnemo_settings WHERE key = 'embedding_dimensions'`,
+  );
+  return row === undefined ? null : Number(row.value);
+}
+
+function dimensionMismatch(expected: number, actual: number): MnemoError {
+  return new MnemoError(
+    'DIMENSION_MISMATCH',
+    `this store holds ${expected}-dimensional embeddings; got a ${actual}-dimensional vector`,
+    { details: { expected, actual } },
+  );
+}
+
+/** Rejects embeddings whose size differs from the store's; the first ones stored (by any process) fix it. */
+export async function checkEmbeddingDimensions(
+  s: Session,
+  records: readonly NewRecord[],
+): Promise<void> {
+  const sizes = [
+    ...new Set(
+      records.flatMap(({ record }) => (record.embedding === null ? [] : [record.embedding.length])),
+    ),
+  ];
+  const [size] = sizes;
+  if (size === undefined) return;
+  let stored = await embeddingDimensions(s);
+  if (stored === null) {
+    const p = new Params();
+    await s.exec(
+      `INSERT INTO ${s.schema}.mnemo_settings VALUES ('embedding_dimensions', ${p.add(String(size), '::text')})
+       ON CONFLICT (key) DO NOTHING`,
+      p,
+    );
+    stored = await embeddingDimensions(s);
+  }
+  const expected = stored ?? size;
+  const wrong = sizes.find((other) => other !== expected);
+  if (wrong !== undefined) throw dimensionMismatch(expected, wrong);
+}
+
 export async function searchVector(
   s: Session,
   query: VectorQuery,
   pgvector: boolean,
 ): Promise<ScoredRecord[]> {
+  const stored = await embeddingDimensions(s);
+  if (stored === null) return [];
+  if (stored !== query.vector.length) throw dimensionMismatch(stored, query.vector.length);
   const p = new Params();
   const vector = Array.from(query.vector);
   const similarity = pgvector
     ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
     : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
-  const dimension = pgvector ? 'vector_dims(r.embedding)' : 'cardinality(r.embedding)';
   const rows = await s.all(
     `SELECT * FROM (
        SELECT ${RECORD_COLUMNS}, ${similarity} AS score
        FROM ${s.schema}.mnemo_records r
-       WHERE NOT r.is_plan AND r.embedding IS NOT NULL AND ${dimension} = ${p.add(vector.length, '::int')}
+       WHERE NOT r.is_plan AND r.embedding IS NOT NULL
          AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
      ) r
      WHERE r.score IS NOT NULL AND r.score <> 'NaN'::float8
@@ -308,6 +354,7 @@ export async function insertRecords(
   pgvector: boolean,
 ): Promise<void> {
   if (inputs.length === 0) return;
+  await checkEmbeddingDimensions(s, inputs);
   const p = new Params();
   const json = inputs.map(({ record: r, ...input }) => ({
     id: r.id,

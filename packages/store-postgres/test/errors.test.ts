@@ -141,6 +141,7 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
       {},
       { connectionString: PG_URL, pool: {} },
       { connectionString: PG_URL, schema: 'Bad-Schema' },
+      { connectionString: PG_URL, schema: 'pg_mnemo' },
       { connectionString: PG_URL, vector: 'faiss' },
       { connectionString: PG_URL, vectorDimensions: 0 },
       { connectionString: PG_URL, statementTimeoutMs: -1 },

@@ -1,3 +1,4 @@
+import { createEngine } from '../../engine/create-engine.js';
 import { DEFAULT_LANE_WEIGHTS, RRF_K } from '../../engine/fusion.js';
 import { cosineReference } from '../bm25-reference.js';
 import { createHashEmbedder } from '../hash-embedder.js';
@@ -70,6 +71,23 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       expect(
         (await a.recall({ query: 'hiking trails' })).hits.every((hit) => hit.explain === undefined),
       ).toBe(true);
+    });
+
+    it('fixes the embedding size with the first vector: other sizes are DIMENSION_MISMATCH and write nothing', async () => {
+      const { engine, store, clock } = await h.open({ embedder: createHashEmbedder({ dimensions: 8 }) });
+      expect((await engine.as('agent-a').recall({ query: 'nothing stored yet', strategy: 'semantic' })).hits).toEqual([]);
+      await engine.as('agent-a').remember({ content: 'eight dimensions' });
+      const other = createEngine({ store, clock, embedder: createHashEmbedder({ dimensions: 16 }) });
+      const before = await store.readAudit({ limit: 100 });
+      await expect(other.as('agent-a').remember({ content: 'sixteen dimensions' })).rejects.toMatchObject({
+        code: 'DIMENSION_MISMATCH',
+        details: { expected: 8, actual: 16 },
+      });
+      await expect(other.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' })).rejects.toMatchObject({
+        code: 'DIMENSION_MISMATCH',
+      });
+      expect(await store.readAudit({ limit: 100 })).toEqual(before);
+      expect((await engine.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' })).hits).toHaveLength(1);
     });
 
     it('is a typed error under the no-op embedder, and auto falls back to lexical', async () => {
