@@ -8,6 +8,8 @@ export interface AuditEntry {
   op: AuditOp;
   recordIds: string[];
   details: JsonObject;
+  /** When the operation happened, if not the `at` of the whole call. */
+  at?: Date;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type ImportResult,
   importRecords,
 } from './transfer.js';
+import { WriteCoalescer } from './write-coalescer.js';
 
 export interface EngineOptions {
   /** Where records live. The engine does not own it until `engine.init()` / `engine.close()` are used. */
@@ -90,11 +91,13 @@ export function createEngine(options: EngineOptions): Engine {
     if (!Number.isFinite(value) || value < 0)
       throw invalidInput(`options.laneWeights.${key}`, 'must be a number ≥ 0');
   }
+  const ids = options.ids ?? createUuidV7Generator();
   return engineFrom({
     store: options.store,
     embedder: options.embedder ?? noopEmbedder,
     clock: options.clock ?? systemClock,
-    ids: options.ids ?? createUuidV7Generator(),
+    ids,
+    writer: new WriteCoalescer(options.store, ids),
     limits,
     laneWeights,
     experienceMemory: options.experienceMemory ?? false,

@@ -4,6 +4,7 @@ import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
 import type { Limits } from '../validation.js';
 import type { LaneWeights } from './fusion.js';
+import type { WriteCoalescer } from './write-coalescer.js';
 
 /** Everything an engine's handles share. Internal: not exported from the package. */
 export interface EngineContext {
@@ -15,4 +16,6 @@ export interface EngineContext {
   readonly laneWeights: LaneWeights;
   readonly experienceMemory: boolean;
   readonly readAuditing: boolean;
+  /** Group commit of record writes, shared by every handle (and `with()` copy) of the engine. */
+  readonly writer: WriteCoalescer;
 }

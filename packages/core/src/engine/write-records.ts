@@ -5,7 +5,6 @@ import type { NewRecord } from '../ports/memory-store.js';
 import type { MemoryRecord } from '../records.js';
 import { embedTexts } from './embed.js';
 import {
-  appendAuditEvents,
   handleContext,
   type MemoryHandle,
   type RecordDraft,
@@ -44,7 +43,7 @@ async function writeChunk(
   drafts: readonly RecordDraft[],
   now: Date,
 ): Promise<RememberResult[]> {
-  const { store, embedder, ids } = handleContext(handle);
+  const { embedder, ids } = handleContext(handle);
   const { principal } = handle;
   const vectors = embedder.semantic
     ? await embedTexts(
@@ -87,35 +86,5 @@ async function writeChunk(
     };
   });
 
-  return store.transaction(async (tx) => {
-    const existing = await tx.findLiveDuplicates(
-      [...new Set(prepared.map((item) => item.dedupKey))],
-      now,
-    );
-    const inserted: NewRecord[] = [];
-    const results = prepared.map(({ record, dedupKey: key }, index): RememberResult => {
-      const duplicate = existing.get(key);
-      if (duplicate !== undefined) return { ...duplicate, deduplicated: true };
-      existing.set(key, { id: record.id, contentHash: record.contentHash });
-      inserted.push(prepared[index] as NewRecord);
-      return { id: record.id, contentHash: record.contentHash, deduplicated: false };
-    });
-    await tx.insertRecords(inserted);
-    await appendAuditEvents(
-      handle,
-      tx,
-      now,
-      inserted.map(({ record, isPlan }) => ({
-        op: 'remember',
-        recordIds: [record.id],
-        details: {
-          contentHash: record.contentHash,
-          scope: record.scope,
-          memoryType: record.memoryType,
-          plan: isPlan,
-        },
-      })),
-    );
-    return results;
-  });
+  return handleContext(handle).writer.write(principal, prepared, now);
 }

@@ -1,6 +1,7 @@
 import { auditSpec } from './audit.spec.js';
 import { concurrencySpec } from './concurrency.spec.js';
 import { forgetSpec } from './forget.spec.js';
+import { groupCommitSpec } from './group-commit.spec.js';
 import { type ConformanceOptions, createHarness, type TestApi } from './harness.js';
 import { invalidInputSpec } from './invalid-input.spec.js';
 import { lifecycleSpec } from './lifecycle.spec.js';
@@ -40,6 +41,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     plansSpec(t, h);
     transferSpec(t, h);
     concurrencySpec(t, h);
+    groupCommitSpec(t, h);
     lifecycleSpec(t, h, options);
   });
 }

@@ -74,20 +74,35 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
     });
 
     it('fixes the embedding size with the first vector: other sizes are DIMENSION_MISMATCH and write nothing', async () => {
-      const { engine, store, clock } = await h.open({ embedder: createHashEmbedder({ dimensions: 8 }) });
-      expect((await engine.as('agent-a').recall({ query: 'nothing stored yet', strategy: 'semantic' })).hits).toEqual([]);
+      const { engine, store, clock } = await h.open({
+        embedder: createHashEmbedder({ dimensions: 8 }),
+      });
+      expect(
+        (await engine.as('agent-a').recall({ query: 'nothing stored yet', strategy: 'semantic' }))
+          .hits,
+      ).toEqual([]);
       await engine.as('agent-a').remember({ content: 'eight dimensions' });
-      const other = createEngine({ store, clock, embedder: createHashEmbedder({ dimensions: 16 }) });
+      const other = createEngine({
+        store,
+        clock,
+        embedder: createHashEmbedder({ dimensions: 16 }),
+      });
       const before = await store.readAudit({ limit: 100 });
-      await expect(other.as('agent-a').remember({ content: 'sixteen dimensions' })).rejects.toMatchObject({
+      await expect(
+        other.as('agent-a').remember({ content: 'sixteen dimensions' }),
+      ).rejects.toMatchObject({
         code: 'DIMENSION_MISMATCH',
         details: { expected: 8, actual: 16 },
       });
-      await expect(other.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' })).rejects.toMatchObject({
+      await expect(
+        other.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' }),
+      ).rejects.toMatchObject({
         code: 'DIMENSION_MISMATCH',
       });
       expect(await store.readAudit({ limit: 100 })).toEqual(before);
-      expect((await engine.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' })).hits).toHaveLength(1);
+      expect(
+        (await engine.as('agent-a').recall({ query: 'dimensions', strategy: 'semantic' })).hits,
+      ).toHaveLength(1);
     });
 
     it('is a typed error under the no-op embedder, and auto falls back to lexical', async () => {

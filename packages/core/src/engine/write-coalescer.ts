@@ -1,0 +1,131 @@
+import { type AuditEntry, appendAuditEntries } from '../audit/append-audit.js';
+import { principalKey } from '../hashing.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { MemoryStore, NewRecord, StoreTx } from '../ports/memory-store.js';
+import type { Principal } from '../records.js';
+import type { RememberResult } from './memory-handle.js';
+
+interface WriteRequest {
+  principal: Principal;
+  items: readonly NewRecord[];
+  now: Date;
+  resolve(results: RememberResult[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most records one group commit writes; a larger backlog is split into several groups. */
+export const MAX_GROUP_RECORDS = 2000;
+
+/**
+ * Group commit. Concurrent writes (from any handles of one engine) queue here
+ * while a transaction is running; the next transaction writes everything
+ * queued, in arrival order, with one round of statements. Each caller's
+ * promise settles only after the transaction holding its records commits.
+ * When a group fails, its writes are retried one by one, so a bad write fails
+ * only its own caller. Dedup and audit chains come out exactly as if the
+ * writes had run one at a time, in arrival order.
+ */
+export class WriteCoalescer {
+  private readonly pending: WriteRequest[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /** Writes `items` (already validated, hashed and embedded) as `principal`. */
+  write(principal: Principal, items: readonly NewRecord[], now: Date): Promise<RememberResult[]> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ principal, items, now, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.pending.length > 0) {
+        let records = 0;
+        let count = 0;
+        for (const request of this.pending) {
+          if (count > 0 && records + request.items.length > MAX_GROUP_RECORDS) break;
+          records += request.items.length;
+          count += 1;
+        }
+        await this.flush(this.pending.splice(0, count));
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async flush(group: WriteRequest[]): Promise<void> {
+    try {
+      const results = await this.store.transaction((tx) => writeGroup(tx, this.ids, group));
+      for (const [index, request] of group.entries()) request.resolve(results[index] as RememberResult[]);
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]?.reject(error);
+        return;
+      }
+      for (const request of group) {
+        try {
+          const [results] = await this.store.transaction((tx) =>
+            writeGroup(tx, this.ids, [request]),
+          );
+          request.resolve(results as RememberResult[]);
+        } catch (single) {
+          request.reject(single);
+        }
+      }
+    }
+  }
+}
+
+/** Writes a group in one transaction; returns each request's results. */
+async function writeGroup(
+  tx: StoreTx,
+  ids: IdGenerator,
+  group: readonly WriteRequest[],
+): Promise<RememberResult[][]> {
+  const latest = new Date(Math.max(...group.map((request) => request.now.getTime())));
+  const keys = [...new Set(group.flatMap((request) => request.items.map((item) => item.dedupKey)))];
+  const existing = await tx.findLiveDuplicates(keys, latest);
+  const inserted: NewRecord[] = [];
+  const chains = new Map<string, { principal: Principal; entries: AuditEntry[] }>();
+  const results = group.map((request) =>
+    request.items.map((item): RememberResult => {
+      const duplicate = existing.get(item.dedupKey);
+      if (duplicate !== undefined) return { ...duplicate, deduplicated: true };
+      const { record } = item;
+      existing.set(item.dedupKey, { id: record.id, contentHash: record.contentHash });
+      inserted.push(item);
+      const chain = principalKey(request.principal);
+      const entries = chains.get(chain) ?? { principal: request.principal, entries: [] };
+      entries.entries.push({
+        op: 'remember',
+        recordIds: [record.id],
+        details: {
+          contentHash: record.contentHash,
+          scope: record.scope,
+          memoryType: record.memoryType,
+          plan: item.isPlan,
+        },
+        at: request.now,
+      });
+      chains.set(chain, entries);
+      return { id: record.id, contentHash: record.contentHash, deduplicated: false };
+    }),
+  );
+  await tx.insertRecords(inserted);
+  // Chains in a fixed order, so two groups never lock each other's heads in opposite orders.
+  for (const chain of [...chains.keys()].sort()) {
+    const { principal, entries } = chains.get(chain) as {
+      principal: Principal;
+      entries: AuditEntry[];
+    };
+    await appendAuditEntries(tx, ids, principal, latest, entries);
+  }
+  return results;
+}

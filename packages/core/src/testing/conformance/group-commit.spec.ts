@@ -1,0 +1,92 @@
+import { createEngine } from '../../engine/create-engine.js';
+import type { MemoryStore, StoreTx } from '../../ports/memory-store.js';
+import { createSequentialIds } from '../sequential-ids.js';
+import type { Harness, TestApi } from './harness.js';
+
+/** The real store, counting transactions and failing any insert of a record whose content is `poison`. */
+function faulty(store: MemoryStore): MemoryStore & { transactions: number } {
+  const wrapper = Object.create(store) as MemoryStore & { transactions: number };
+  wrapper.transactions = 0;
+  wrapper.transaction = <T>(fn: (tx: StoreTx) => Promise<T>) => {
+    wrapper.transactions += 1;
+    return store.transaction((tx) =>
+      fn({
+        ...tx,
+        insertRecords: async (records) => {
+          if (records.some(({ record }) => record.content === 'poison'))
+            throw new Error('injected failure');
+          return tx.insertRecords(records);
+        },
+      }),
+    );
+  };
+  return wrapper;
+}
+
+export function groupCommitSpec(t: TestApi, h: Harness): void {
+  const { describe, it, expect } = t;
+  describe('group commit', () => {
+    it('writes concurrent remembers in shared transactions, chained and deduplicated in call order', async () => {
+      const { store, clock } = await h.open();
+      const counted = faulty(store);
+      const engine = createEngine({ store: counted, clock, ids: createSequentialIds('g-') });
+      const agents = ['a1', 'a2', 'a3', 'a4'].map((id) => engine.as(id));
+      const calls = Array.from({ length: 32 }, (_, i) =>
+        (agents[i % 4] as (typeof agents)[number]).remember({ content: `note ${i % 16}` }),
+      );
+      const results = await Promise.all(calls);
+      // The first write commits alone; the 31 that queued meanwhile share the next transaction.
+      expect(counted.transactions).toBe(2);
+      for (let i = 16; i < 32; i += 1) {
+        expect(results[i]).toEqual({ ...results[i - 16], deduplicated: true });
+      }
+      expect(results.slice(0, 16).every((r) => !r.deduplicated)).toBe(true);
+      const verification = await engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 16]);
+      const events = await store.readAudit({ limit: 100 });
+      for (const agent of ['a1', 'a2', 'a3', 'a4']) {
+        const mine = events
+          .filter((event) => event.chain === agent)
+          .map((event) => event.recordIds[0]);
+        const expected = results
+          .slice(0, 16)
+          .filter((_, i) => `a${(i % 4) + 1}` === agent)
+          .map((r) => r.id);
+        expect(mine).toEqual(expected);
+      }
+    });
+
+    it('fails only the bad write of a group; the others commit', async () => {
+      const { store, clock } = await h.open();
+      const counted = faulty(store);
+      const engine = createEngine({ store: counted, clock, ids: createSequentialIds('g-') });
+      const agent = engine.as('agent-a');
+      const first = agent.remember({ content: 'first, alone' });
+      const rest = Array.from({ length: 10 }, (_, i) =>
+        agent.remember({ content: i === 4 ? 'poison' : `good ${i}` }),
+      );
+      const settled = await Promise.allSettled([first, ...rest]);
+      expect(settled.map((s) => s.status)).toEqual([
+        'fulfilled',
+        ...Array.from({ length: 10 }, (_, i) => (i === 4 ? 'rejected' : 'fulfilled')),
+      ]);
+      expect((settled[5] as PromiseRejectedResult).reason).toMatchObject({
+        message: 'injected failure',
+      });
+      // first alone, the group of ten (rolled back), then each of the ten alone.
+      expect(counted.transactions).toBe(12);
+      const listed = await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
+      expect(listed.map((v) => v.record.content).sort()).toEqual(
+        [
+          'first, alone',
+          ...Array.from({ length: 10 }, (_, i) => `good ${i}`).filter((_, i) => i !== 4),
+        ].sort(),
+      );
+      const verification = await engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 10]);
+    });
+  });
+}
