@@ -35,7 +35,10 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
     });
   }
   const dimensions = options.vectorDimensions;
-  if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_535)) {
+  if (
+    dimensions !== undefined &&
+    (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_535)
+  ) {
     throw new MnemoError('INVALID_INPUT', 'vectorDimensions: must be an integer from 1 to 65535', {
       details: { field: 'vectorDimensions' },
     });

@@ -63,7 +63,8 @@ export class WriteCoalescer {
   private async flush(group: WriteRequest[]): Promise<void> {
     try {
       const results = await this.store.transaction((tx) => writeGroup(tx, this.ids, group));
-      for (const [index, request] of group.entries()) request.resolve(results[index] as RememberResult[]);
+      for (const [index, request] of group.entries())
+        request.resolve(results[index] as RememberResult[]);
     } catch (error) {
       if (group.length === 1) {
         group[0]?.reject(error);
