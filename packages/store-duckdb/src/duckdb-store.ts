@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
+import { type AuditHead, type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import * as queries from './queries.js';
@@ -53,6 +53,9 @@ class DuckDBStore implements MemoryStore {
   private readers: Session[] = [];
   private readonly idle: Session[] = [];
   private opening: Promise<void> | null = null;
+  // Audit chain heads as committed. This process is the file's only writer, so the cache
+  // stays true; it saves a read per write.
+  private readonly heads = new Map<string, AuditHead>();
   // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
   private fixedDimensions: number | null = null;
   private closed = false;
@@ -178,9 +181,15 @@ class DuckDBStore implements MemoryStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    const run = this.queue.then(() => {
+    const run = this.queue.then(async () => {
       if (this.closed) throw storeClosed();
-      return this.inTransaction(writer, () => fn(transactionOn(writer, this.fixedDimensions)));
+      // Chain heads this transaction advanced; they enter the cache only once it commits.
+      const advanced = new Map<string, AuditHead>();
+      const result = await this.inTransaction(writer, () =>
+        fn(transactionOn(writer, this.fixedDimensions, this.heads, advanced)),
+      );
+      for (const [chain, head] of advanced) this.heads.set(chain, head);
+      return result;
     });
     this.queue = run.catch(() => undefined);
     return run;
@@ -203,7 +212,12 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.listGrants(s, recordIds));
 }
 
-function transactionOn(s: Session, fixedDimensions: number | null): StoreTx {
+function transactionOn(
+  s: Session,
+  fixedDimensions: number | null,
+  committed: ReadonlyMap<string, AuditHead>,
+  advanced: Map<string, AuditHead>,
+): StoreTx {
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
@@ -214,7 +228,12 @@ function transactionOn(s: Session, fixedDimensions: number | null): StoreTx {
     redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
     putGrants: (grants) => queries.putGrants(s, grants),
     touch: (ids, at) => queries.touch(s, ids, at),
-    auditHead: (chain) => queries.auditHead(s, chain),
-    appendAudit: (events) => queries.appendAudit(s, events),
+    auditHead: async (chain) =>
+      advanced.get(chain) ?? committed.get(chain) ?? (await queries.auditHead(s, chain)),
+    appendAudit: async (events) => {
+      await queries.appendAudit(s, events);
+      for (const event of events)
+        advanced.set(event.chain, { chain: event.chain, seq: event.seq, hash: event.hash });
+    },
   };
 }

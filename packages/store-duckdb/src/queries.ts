@@ -274,14 +274,22 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
             unnest(${p.strings(events.map((e) => e.prevHash))}), unnest(${p.strings(events.map((e) => e.hash))})`,
     p,
   );
-  const heads = new Map(events.map((event) => [event.chain, event]));
-  const h = new Params();
-  await s.exec(
-    `INSERT OR REPLACE INTO mnemo_audit_heads (chain, seq, hash)
-     SELECT unnest(${h.strings([...heads.keys()])}), unnest(${h.bigints([...heads.values()].map((e) => e.seq))}),
-            unnest(${h.strings([...heads.values()].map((e) => e.hash))})`,
-    h,
-  );
+  // The new head of each chain: an UPDATE of the row, or its INSERT for a chain's first event.
+  const firsts = new Map<string, number>();
+  const heads = new Map<string, AuditEvent>();
+  for (const event of events) {
+    if (!firsts.has(event.chain)) firsts.set(event.chain, event.seq);
+    heads.set(event.chain, event);
+  }
+  for (const [chain, head] of heads) {
+    const h = new Params();
+    await s.exec(
+      firsts.get(chain) === 1
+        ? `INSERT INTO mnemo_audit_heads (chain, seq, hash) VALUES (${h.scalar(chain)}, ${h.scalar(head.seq)}, ${h.scalar(head.hash)})`
+        : `UPDATE mnemo_audit_heads SET seq = ${h.scalar(head.seq)}, hash = ${h.scalar(head.hash)} WHERE chain = ${h.scalar(chain)}`,
+      h,
+    );
+  }
 }
 
 export async function findLiveDuplicates(
