@@ -1,0 +1,131 @@
+import type { ResolvedOptions } from './options.js';
+import { retryAfterMs } from './retry.js';
+
+/** Why one request failed, and whether trying again may help. */
+export class RequestFailure extends Error {
+  /** True for 429, 5xx, network errors and timeouts. */
+  readonly retryable: boolean;
+  /** The HTTP status, when the server answered. */
+  readonly status: number | undefined;
+  /** The wait the server asked for (`Retry-After`), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    retryable: boolean,
+    options: { cause?: unknown; status?: number; retryAfterMs?: number | undefined } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'RequestFailure';
+    this.retryable = retryable;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+const MAX_SERVER_MESSAGE = 300;
+
+/** The error message in an error body: OpenAI's `error.message`, Ollama's and TEI's `error`, FastAPI's `detail`. */
+export function serverMessage(text: string): string {
+  let message: unknown;
+  try {
+    const body = JSON.parse(text) as Record<string, unknown> | null;
+    const error = body?.error as Record<string, unknown> | string | undefined;
+    message = (typeof error === 'object' ? error?.message : error) ?? body?.message ?? body?.detail;
+  } catch {
+    message = text;
+  }
+  const flat = (
+    typeof message === 'string' ? message : message === undefined ? text : JSON.stringify(message)
+  )
+    .replace(/\s+/g, ' ')
+    .trim();
+  return flat.length > MAX_SERVER_MESSAGE ? `${flat.slice(0, MAX_SERVER_MESSAGE)}…` : flat;
+}
+
+/** The text of a network error: undici hides the reason (`ECONNREFUSED`) in its cause. */
+function networkReason(error: unknown): string {
+  const inner = (error as { cause?: unknown })?.cause;
+  if (inner instanceof Error && inner.message) return inner.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function requestHeaders(options: ResolvedOptions): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...options.headers,
+    'content-type': 'application/json',
+    accept: 'application/json',
+  };
+  if (options.apiKey !== undefined) {
+    for (const name of Object.keys(headers)) {
+      if (name.toLowerCase() === 'authorization') delete headers[name];
+    }
+    headers.authorization = `Bearer ${options.apiKey}`;
+  }
+  return headers;
+}
+
+/**
+ * One `POST /v1/embeddings` for `texts`, within `timeoutMs` (body included).
+ * Resolves to the parsed JSON body of a 2xx answer; throws `RequestFailure`.
+ */
+export async function postEmbeddings(
+  options: ResolvedOptions,
+  texts: readonly string[],
+): Promise<unknown> {
+  const body: Record<string, unknown> = {
+    model: options.model,
+    input: texts,
+    encoding_format: 'float',
+  };
+  if (options.sendDimensions) body.dimensions = options.dimensions;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
+  const where = `embeddings request to ${options.safeURL}`;
+  try {
+    let response: Response;
+    let text: string;
+    try {
+      response = await options.fetch(options.url, {
+        method: 'POST',
+        headers: requestHeaders(options),
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      text = await response.text();
+    } catch (error) {
+      if (timedOut) {
+        throw new RequestFailure(`${where} timed out after ${options.timeoutMs} ms`, true, {
+          cause: error,
+        });
+      }
+      throw new RequestFailure(`${where} failed: ${networkReason(error)}`, true, {
+        cause: error,
+      });
+    }
+    if (!response.ok) {
+      const status = response.status;
+      const reason = serverMessage(text);
+      throw new RequestFailure(
+        `${where} failed with HTTP ${status}${reason ? `: ${reason}` : ''}`,
+        status === 429 || status >= 500,
+        { status, retryAfterMs: retryAfterMs(response.headers) },
+      );
+    }
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new RequestFailure(
+        `${where} answered HTTP ${response.status} with a body that is not JSON`,
+        false,
+        { cause: error, status: response.status },
+      );
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,343 @@
+import { MnemoError } from '@mnemo/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createOpenAIEmbedder, type OpenAIEmbedderOptions } from '../src/index.js';
+import {
+  closedPort,
+  type EmbeddingsServer,
+  embeddingsBody,
+  json,
+  startEmbeddingsServer,
+  vectorFor,
+} from './embeddings-server.js';
+
+const DIMENSIONS = 16;
+let server: EmbeddingsServer;
+let waits: number[];
+
+beforeEach(async () => {
+  server = await startEmbeddingsServer(DIMENSIONS);
+  waits = [];
+});
+afterEach(() => server.close());
+
+/** An embedder on the test server that records its waits instead of sleeping. */
+function embedder(options: Partial<OpenAIEmbedderOptions> = {}) {
+  return createOpenAIEmbedder({
+    baseURL: server.baseURL,
+    model: 'test-model',
+    dimensions: DIMENSIONS,
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+    random: () => 0,
+    ...options,
+  });
+}
+
+async function failure(promise: Promise<unknown>): Promise<MnemoError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!MnemoError.isInstance(error)) throw new Error(`expected a MnemoError, got ${error}`);
+  return error;
+}
+
+const vector = new Array<number>(DIMENSIONS).fill(0.25);
+const expected = (text: string) => Float32Array.from(vectorFor(text, DIMENSIONS));
+const url = () => `${server.baseURL}/v1/embeddings`;
+
+describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
+  it('posts model, input and encoding_format, and returns one vector per text', async () => {
+    const vectors = await embedder().embed(['the cat sat', 'a dog barked']);
+    expect(vectors).toEqual([expected('the cat sat'), expected('a dog barked')]);
+    expect(vectors[0]).toBeInstanceOf(Float32Array);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.method).toBe('POST');
+    expect(server.requests[0]?.path).toBe('/v1/embeddings');
+    expect(server.requests[0]?.headers['content-type']).toBe('application/json');
+    expect(server.requests[0]?.body).toEqual({
+      model: 'test-model',
+      input: ['the cat sat', 'a dog barked'],
+      encoding_format: 'float',
+    });
+  });
+
+  it('sends dimensions only with sendDimensions: true', async () => {
+    await embedder({ sendDimensions: true }).embed(['x']);
+    expect(server.requests[0]?.body).toEqual({
+      model: 'test-model',
+      input: ['x'],
+      encoding_format: 'float',
+      dimensions: DIMENSIONS,
+    });
+  });
+
+  it('accepts baseURL with or without /v1 and trailing slashes', async () => {
+    for (const baseURL of [
+      server.baseURL,
+      `${server.baseURL}/`,
+      `${server.baseURL}/v1`,
+      `${server.baseURL}/v1/`,
+    ]) {
+      await embedder({ baseURL }).embed(['x']);
+    }
+    expect(server.requests.map((request) => request.path)).toEqual(Array(4).fill('/v1/embeddings'));
+  });
+
+  it('splits 150 texts into requests of 64, 64 and 22, results in input order', async () => {
+    const texts = Array.from({ length: 150 }, (_, i) => `text number ${i}`);
+    const vectors = await embedder({ maxBatchSize: 64 }).embed(texts);
+    expect(server.requests.map((request) => request.body.input.length)).toEqual([64, 64, 22]);
+    expect(server.requests.flatMap((request) => request.body.input)).toEqual(texts);
+    expect(vectors).toEqual(texts.map(expected));
+  });
+
+  it('returns [] for no texts without a request', async () => {
+    expect(await embedder().embed([])).toEqual([]);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('sends the API key as a Bearer token, and the extra headers', async () => {
+    await embedder({ apiKey: 'sk-test-123', headers: { 'x-team': 'memory' } }).embed(['x']);
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test-123');
+    expect(server.requests[0]?.headers['x-team']).toBe('memory');
+  });
+
+  it('sends no authorization header without an API key', async () => {
+    await embedder().embed(['x']);
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it('reorders a response whose indexes are out of order', async () => {
+    server.replies.push((request, response) => {
+      const body = embeddingsBody(request, DIMENSIONS);
+      json(response, 200, { ...body, data: [...body.data].reverse() });
+    });
+    expect(await embedder().embed(['alpha', 'beta', 'gamma'])).toEqual([
+      expected('alpha'),
+      expected('beta'),
+      expected('gamma'),
+    ]);
+  });
+
+  it('retries a 429 after the Retry-After seconds', async () => {
+    server.replies.push((_, response) =>
+      json(response, 429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '2' }),
+    );
+    expect(await embedder().embed(['x'])).toEqual([expected('x')]);
+    expect(server.requests).toHaveLength(2);
+    expect(waits).toEqual([2000]);
+  });
+
+  it('caps the Retry-After wait at maxRetryDelayMs', async () => {
+    server.replies.push((_, response) => json(response, 429, {}, { 'retry-after': '120' }));
+    await embedder({ maxRetryDelayMs: 5000 }).embed(['x']);
+    expect(waits).toEqual([5000]);
+  });
+
+  it('retries 500 three times with exponential backoff, then succeeds', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      server.replies.push((_, response) => json(response, 500, { error: 'overloaded' }));
+    }
+    expect(await embedder({ maxRetries: 3 }).embed(['x'])).toEqual([expected('x')]);
+    expect(server.requests).toHaveLength(4);
+    expect(waits).toEqual([500, 1000, 2000]);
+  });
+
+  it('applies up to 25 % jitter to the backoff', async () => {
+    server.replies.push((_, response) => json(response, 503, {}));
+    server.replies.push((_, response) => json(response, 503, {}));
+    await embedder({ random: () => 0.5, retryDelayMs: 1000 }).embed(['x']);
+    expect(waits).toEqual([875, 1750]);
+  });
+
+  it('fails with EMBEDDER_FAILED and the status once maxRetries are used up', async () => {
+    for (let i = 0; i < 4; i += 1) {
+      server.replies.push((_, response) => json(response, 500, { error: 'overloaded' }));
+    }
+    const error = await failure(embedder({ maxRetries: 3 }).embed(['x']));
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 500: overloaded (after 4 attempts)`,
+    );
+    expect(error.details).toEqual({ url: url(), status: 500, attempts: 4 });
+    expect(error.cause).toBeInstanceOf(Error);
+    expect(server.requests).toHaveLength(4);
+    expect(waits).toEqual([500, 1000, 2000]);
+  });
+
+  it('does not retry a 400, and quotes the server message', async () => {
+    server.replies.push((_, response) =>
+      json(response, 400, {
+        error: { message: "'input' must not be empty", type: 'invalid_request_error' },
+      }),
+    );
+    const error = await failure(embedder().embed(['']));
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 400: 'input' must not be empty`,
+    );
+    expect(server.requests).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('quotes a body that is not JSON, flattened and cut to 300 characters', async () => {
+    server.replies.push((_, response) => {
+      response.writeHead(502, { 'content-type': 'text/html' });
+      response.end(`<html>\n<body>Bad gateway ${'x'.repeat(400)}</body>\n</html>`);
+    });
+    const error = await failure(embedder({ maxRetries: 0 }).embed(['x']));
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 502: ${`<html> <body>Bad gateway ${'x'.repeat(400)}`.slice(0, 300)}…`,
+    );
+  });
+
+  it('shows a JSON body without a message as it is, and no body as nothing', async () => {
+    server.replies.push((_, response) => json(response, 404, { object: 'error' }));
+    server.replies.push((_, response) => {
+      response.writeHead(403);
+      response.end();
+    });
+    const embedderWithoutRetries = embedder({ maxRetries: 0 });
+    expect((await failure(embedderWithoutRetries.embed(['x']))).message).toBe(
+      `embeddings request to ${url()} failed with HTTP 404: {"object":"error"}`,
+    );
+    expect((await failure(embedderWithoutRetries.embed(['x']))).message).toBe(
+      `embeddings request to ${url()} failed with HTTP 403`,
+    );
+  });
+
+  it('fails with EMBEDDER_FAILED within timeoutMs when the server never answers', async () => {
+    server.replies.push(() => {});
+    const started = performance.now();
+    const error = await failure(embedder({ timeoutMs: 100, maxRetries: 0 }).embed(['x']));
+    const elapsed = performance.now() - started;
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(`embeddings request to ${url()} timed out after 100 ms`);
+    expect(elapsed).toBeGreaterThanOrEqual(90);
+    expect(elapsed).toBeLessThan(1000);
+  });
+
+  it('retries a timeout like a network error', async () => {
+    server.replies.push(() => {});
+    expect(await embedder({ timeoutMs: 100, maxRetries: 1 }).embed(['x'])).toEqual([expected('x')]);
+    expect(server.requests).toHaveLength(2);
+    expect(waits).toEqual([500]);
+  });
+
+  it('times out a response whose body never ends', async () => {
+    server.replies.push((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"data": [');
+    });
+    const error = await failure(embedder({ timeoutMs: 100, maxRetries: 0 }).embed(['x']));
+    expect(error.message).toBe(`embeddings request to ${url()} timed out after 100 ms`);
+  });
+
+  it('rejects a vector of the wrong length with DIMENSION_MISMATCH', async () => {
+    const error = await failure(embedder({ dimensions: 8 }).embed(['x']));
+    expect(error.code).toBe('DIMENSION_MISMATCH');
+    expect(error.message).toBe(
+      'model "test-model" returned a 16-dimensional vector, expected 8 (options.dimensions)',
+    );
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('fails with EMBEDDER_FAILED on a body that is not JSON, without retrying', async () => {
+    server.replies.push((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"data": [{"index": 0, "embedding": [0.1,');
+    });
+    const error = await failure(embedder().embed(['x']));
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(
+      `embeddings request to ${url()} answered HTTP 200 with a body that is not JSON`,
+    );
+    expect(error.cause).toBeInstanceOf(SyntaxError);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['no data array', { object: 'list' }, 'has no "data" array'],
+    [
+      'too few embeddings',
+      { data: [{ index: 0, embedding: vector }] },
+      'has 1 embeddings for 2 texts',
+    ],
+    [
+      'a duplicate index',
+      {
+        data: [
+          { index: 1, embedding: vector },
+          { index: 1, embedding: vector },
+        ],
+      },
+      'has two embeddings with index 1',
+    ],
+    [
+      'an index out of range',
+      {
+        data: [
+          { index: 0, embedding: vector },
+          { index: 2, embedding: vector },
+        ],
+      },
+      'has an embedding with index 2',
+    ],
+    [
+      'a base64 embedding',
+      {
+        data: [
+          { index: 0, embedding: 'AAAA' },
+          { index: 1, embedding: 'AAAA' },
+        ],
+      },
+      'has an embedding (index 0) that is not an array of numbers',
+    ],
+  ])('fails with EMBEDDER_FAILED on a body with %s', async (_, body, problem) => {
+    server.replies.push((__, response) => json(response, 200, body));
+    const error = await failure(embedder().embed(['a', 'b']));
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(`embeddings response from ${url()} ${problem}`);
+  });
+
+  it('fails with EMBEDDER_FAILED when the connection is refused, after the retries', async () => {
+    const port = await closedPort();
+    const error = await failure(
+      embedder({ baseURL: `http://127.0.0.1:${port}`, maxRetries: 2 }).embed(['x']),
+    );
+    expect(error.code).toBe('EMBEDDER_FAILED');
+    expect(error.message).toBe(
+      `embeddings request to http://127.0.0.1:${port}/v1/embeddings failed: connect ECONNREFUSED 127.0.0.1:${port} (after 3 attempts)`,
+    );
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect(waits).toEqual([500, 1000]);
+  });
+
+  it('never puts the API key or the query of the URL in an error message', async () => {
+    server.replies.push((request, response) =>
+      json(response, 401, {
+        error: { message: `Incorrect API key provided: ${request.headers.authorization}` },
+      }),
+    );
+    const error = await failure(
+      embedder({
+        baseURL: `${server.baseURL}/v1?api-key=sk-secret-key#fragment`,
+        apiKey: 'sk-secret-key',
+      }).embed(['x']),
+    );
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 401: Incorrect API key provided: Bearer [redacted]`,
+    );
+    expect(JSON.stringify(error.details)).not.toContain('secret');
+    expect(server.requests[0]?.path).toBe('/v1/embeddings?api-key=sk-secret-key');
+  });
+
+  it('serves concurrent embed calls independently', async () => {
+    const instance = embedder();
+    const [a, b] = await Promise.all([instance.embed(['one']), instance.embed(['two', 'three'])]);
+    expect(a).toEqual([expected('one')]);
+    expect(b).toEqual([expected('two'), expected('three')]);
+  });
+});

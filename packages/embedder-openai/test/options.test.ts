@@ -1,0 +1,108 @@
+import { MnemoError } from '@mnemo/core';
+import { describe, expect, it } from 'vitest';
+import { createOpenAIEmbedder, type OpenAIEmbedderOptions } from '../src/index.js';
+
+const valid: OpenAIEmbedderOptions = {
+  baseURL: 'http://127.0.0.1:11434',
+  model: 'nomic-embed-text',
+  dimensions: 768,
+};
+
+function invalid(options: unknown): MnemoError {
+  try {
+    createOpenAIEmbedder(options as OpenAIEmbedderOptions);
+  } catch (error) {
+    if (MnemoError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected INVALID_INPUT');
+}
+
+describe('createOpenAIEmbedder options', () => {
+  it('exposes dimensions, semantic and maxBatchSize', () => {
+    const embedder = createOpenAIEmbedder(valid);
+    expect(embedder.dimensions).toBe(768);
+    expect(embedder.semantic).toBe(true);
+    expect(embedder.maxBatchSize).toBe(64);
+    expect(createOpenAIEmbedder({ ...valid, maxBatchSize: 8 }).maxBatchSize).toBe(8);
+  });
+
+  it('does no I/O when constructed', () => {
+    let calls = 0;
+    createOpenAIEmbedder({
+      ...valid,
+      fetch: async () => {
+        calls += 1;
+        return new Response('{}');
+      },
+    });
+    expect(calls).toBe(0);
+  });
+
+  it.each([
+    ['no options', undefined, 'options: baseURL, model and dimensions are required'],
+    ['no baseURL', { ...valid, baseURL: undefined }, 'options.baseURL'],
+    ['a relative baseURL', { ...valid, baseURL: 'localhost:11434' }, 'options.baseURL'],
+    ['an ftp baseURL', { ...valid, baseURL: 'ftp://example.test' }, 'options.baseURL'],
+    ['credentials in baseURL', { ...valid, baseURL: 'http://u:p@example.test' }, 'options.baseURL'],
+    ['no model', { ...valid, model: undefined }, 'options.model'],
+    ['a blank model', { ...valid, model: '  ' }, 'options.model'],
+    ['no dimensions', { ...valid, dimensions: undefined }, 'options.dimensions'],
+    ['zero dimensions', { ...valid, dimensions: 0 }, 'options.dimensions'],
+    ['fractional dimensions', { ...valid, dimensions: 1.5 }, 'options.dimensions'],
+    ['a string sendDimensions', { ...valid, sendDimensions: 'yes' }, 'options.sendDimensions'],
+    ['an empty apiKey', { ...valid, apiKey: '' }, 'options.apiKey'],
+    ['maxBatchSize 0', { ...valid, maxBatchSize: 0 }, 'options.maxBatchSize'],
+    ['timeoutMs 0', { ...valid, timeoutMs: 0 }, 'options.timeoutMs'],
+    ['negative maxRetries', { ...valid, maxRetries: -1 }, 'options.maxRetries'],
+    ['NaN retryDelayMs', { ...valid, retryDelayMs: Number.NaN }, 'options.retryDelayMs'],
+    ['a string maxRetryDelayMs', { ...valid, maxRetryDelayMs: '5' }, 'options.maxRetryDelayMs'],
+    ['headers as an array', { ...valid, headers: [] }, 'options.headers'],
+    ['a number header', { ...valid, headers: { 'x-a': 1 } }, 'options.headers.x-a'],
+    ['fetch not a function', { ...valid, fetch: 'fetch' }, 'options.fetch'],
+    ['sleep not a function', { ...valid, sleep: 1 }, 'options.sleep'],
+    ['random not a function', { ...valid, random: 0.5 }, 'options.random'],
+  ])('rejects %s with INVALID_INPUT', (_, options, prefix) => {
+    const error = invalid(options);
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message.startsWith(prefix)).toBe(true);
+  });
+
+  it('names the expected form of baseURL without echoing it', () => {
+    expect(invalid({ ...valid, baseURL: 'http://u:sk-secret@example.test' }).message).toBe(
+      'options.baseURL: must be an http(s) URL without credentials, such as http://127.0.0.1:11434',
+    );
+  });
+
+  it('rejects texts that are not an array of strings with INVALID_INPUT', async () => {
+    const embedder = createOpenAIEmbedder(valid);
+    await expect(embedder.embed('text' as unknown as string[])).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+  });
+
+  it('sends to the injected fetch, with the key only in the authorization header', async () => {
+    const seen: { url: string; init: RequestInit }[] = [];
+    const embedder = createOpenAIEmbedder({
+      ...valid,
+      baseURL: 'https://api.example.test/v1/',
+      dimensions: 2,
+      apiKey: 'sk-abc',
+      headers: { Authorization: 'Bearer other', 'OpenAI-Organization': 'org-1' },
+      fetch: async (url, init) => {
+        seen.push({ url, init });
+        return new Response(JSON.stringify({ data: [{ index: 0, embedding: [0.6, 0.8] }] }));
+      },
+    });
+    expect(await embedder.embed(['x'])).toEqual([Float32Array.from([0.6, 0.8])]);
+    expect(seen[0]?.url).toBe('https://api.example.test/v1/embeddings');
+    expect(seen[0]?.init.method).toBe('POST');
+    expect(seen[0]?.init.headers).toEqual({
+      'OpenAI-Organization': 'org-1',
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: 'Bearer sk-abc',
+    });
+    expect(seen[0]?.init.signal).toBeInstanceOf(AbortSignal);
+  });
+});

@@ -1,0 +1,6 @@
+export type { Dtype, Pooling, TransformersEmbedderOptions } from './options.js';
+export { DTYPE_FILES, POOLINGS } from './options.js';
+export {
+  createTransformersEmbedder,
+  type TransformersEmbedder,
+} from './transformers-embedder.js';

@@ -1,0 +1,54 @@
+import { MnemoError } from '@mnemo/core';
+import type { Extractor } from './extractor.js';
+import type { ResolvedOptions } from './options.js';
+
+/** The message of whatever was thrown. */
+export function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs the model on `texts` and splits the `[texts, dimensions]` output into
+ * one vector per text. `EMBEDDER_FAILED` when inference fails or the output
+ * has another shape; `DIMENSION_MISMATCH` when `dimensions` is given and the
+ * vectors have another length.
+ */
+export async function infer(
+  extractor: Extractor,
+  texts: readonly string[],
+  options: ResolvedOptions,
+  dimensions: number | undefined,
+): Promise<Float32Array[]> {
+  const where = `model in ${options.modelPath}`;
+  let output: Awaited<ReturnType<Extractor>>;
+  try {
+    output = await extractor([...texts], {
+      pooling: options.pooling,
+      normalize: options.normalize,
+    });
+    if (output.type !== 'float32') output = output.to('float32');
+  } catch (error) {
+    throw new MnemoError(
+      'EMBEDDER_FAILED',
+      `${where} failed to embed ${texts.length} texts: ${reason(error)}`,
+      { cause: error, details: { modelPath: options.modelPath } },
+    );
+  }
+  const [rows, width] = output.dims;
+  if (output.dims.length !== 2 || rows !== texts.length || width === undefined || width < 1) {
+    throw new MnemoError(
+      'EMBEDDER_FAILED',
+      `${where} returned a tensor of shape [${output.dims.join(', ')}] for ${texts.length} texts; expected [${texts.length}, dimensions]`,
+      { details: { modelPath: options.modelPath } },
+    );
+  }
+  if (dimensions !== undefined && width !== dimensions) {
+    throw new MnemoError(
+      'DIMENSION_MISMATCH',
+      `${where} outputs ${width}-dimensional vectors, expected ${dimensions}${options.dimensions === undefined ? '' : ' (options.dimensions)'}`,
+      { details: { modelPath: options.modelPath, expected: dimensions, actual: width } },
+    );
+  }
+  const data = Float32Array.from(output.data);
+  return Array.from({ length: rows }, (_, row) => data.slice(row * width, (row + 1) * width));
+}

@@ -1,0 +1,78 @@
+import { MnemoError } from '@mnemo/core';
+import { describe, expect, it } from 'vitest';
+import { createTransformersEmbedder, type TransformersEmbedderOptions } from '../src/index.js';
+
+const valid: TransformersEmbedderOptions = { modelPath: '/nonexistent/mnemo-test-model' };
+
+function invalid(options: unknown): MnemoError {
+  try {
+    createTransformersEmbedder(options as TransformersEmbedderOptions);
+  } catch (error) {
+    if (MnemoError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected INVALID_INPUT');
+}
+
+describe('createTransformersEmbedder options', () => {
+  it('does no I/O when constructed: a folder that does not exist is fine until load', () => {
+    const embedder = createTransformersEmbedder(valid);
+    expect(embedder.semantic).toBe(true);
+    expect(embedder.maxBatchSize).toBe(32);
+    expect(embedder.dimensions).toBe(0);
+  });
+
+  it('reports given dimensions and maxBatchSize before loading', () => {
+    const embedder = createTransformersEmbedder({ ...valid, dimensions: 384, maxBatchSize: 8 });
+    expect(embedder.dimensions).toBe(384);
+    expect(embedder.maxBatchSize).toBe(8);
+  });
+
+  it('returns [] for no texts without loading', async () => {
+    expect(await createTransformersEmbedder(valid).embed([])).toEqual([]);
+  });
+
+  it('rejects texts that are not an array of strings with INVALID_INPUT', async () => {
+    const embedder = createTransformersEmbedder(valid);
+    await expect(embedder.embed([1] as unknown as string[])).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'texts: must be an array of strings',
+    });
+  });
+
+  it.each([
+    ['no options', undefined, 'options: modelPath is required'],
+    ['no modelPath', {}, 'options.modelPath: the path of a local model folder is required'],
+    [
+      'a blank modelPath',
+      { modelPath: ' ' },
+      'options.modelPath: the path of a local model folder is required',
+    ],
+    ['zero dimensions', { ...valid, dimensions: 0 }, 'options.dimensions: must be an integer ≥ 1'],
+    [
+      'fractional dimensions',
+      { ...valid, dimensions: 2.5 },
+      'options.dimensions: must be an integer ≥ 1',
+    ],
+    [
+      'pooling none',
+      { ...valid, pooling: 'none' },
+      'options.pooling: must be one of mean, cls, last_token',
+    ],
+    ['a string normalize', { ...valid, normalize: 'yes' }, 'options.normalize: must be a boolean'],
+    [
+      'maxBatchSize 0',
+      { ...valid, maxBatchSize: 0 },
+      'options.maxBatchSize: must be an integer ≥ 1',
+    ],
+    [
+      'an unknown dtype',
+      { ...valid, dtype: 'fp64' },
+      'options.dtype: must be one of fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4',
+    ],
+  ])('rejects %s with INVALID_INPUT', (_, options, message) => {
+    const error = invalid(options);
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toBe(message);
+  });
+});

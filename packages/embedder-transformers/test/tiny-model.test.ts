@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine, MnemoError } from '@mnemo/core';
+import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { createDuckDBStore } from '@mnemo/store-duckdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTransformersEmbedder, type TransformersEmbedderOptions } from '../src/index.js';
+import { HIDDEN, reference, writeTinyModel } from './tiny-model.js';
+
+let root: string;
+let modelPath: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'mnemo-transformers-model-'));
+  modelPath = writeTinyModel(join(root, 'tiny'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** An embedder on the tiny model, closed after `use`. */
+async function withEmbedder<T>(
+  options: Partial<TransformersEmbedderOptions>,
+  use: (embedder: ReturnType<typeof createTransformersEmbedder>) => Promise<T>,
+): Promise<T> {
+  const embedder = createTransformersEmbedder({ modelPath, ...options });
+  try {
+    return await use(embedder);
+  } finally {
+    await embedder.close();
+  }
+}
+
+function expectVectors(actual: Float32Array[], expected: number[][]): void {
+  expect(actual.map((vector) => vector.length)).toEqual(expected.map((vector) => vector.length));
+  for (const [i, vector] of actual.entries()) {
+    expect(vector).toBeInstanceOf(Float32Array);
+    for (const [j, value] of vector.entries())
+      expect(value).toBeCloseTo(expected[i]?.[j] ?? NaN, 6);
+  }
+}
+
+describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
+  it('learns its dimensions on load and returns mean-pooled, normalized vectors', async () => {
+    await withEmbedder({}, async (embedder) => {
+      expect(embedder.dimensions).toBe(0);
+      await embedder.load();
+      expect(embedder.dimensions).toBe(HIDDEN);
+      const texts = ['cat', 'the dog ate bread', 'Postgres backup in the rain'];
+      expectVectors(
+        await embedder.embed(texts),
+        texts.map((text) => reference(text)),
+      );
+    });
+  });
+
+  it('loads on the first embed without an explicit load()', async () => {
+    await withEmbedder({}, async (embedder) => {
+      expectVectors(await embedder.embed(['coffee or tea']), [reference('coffee or tea')]);
+      expect(embedder.dimensions).toBe(HIDDEN);
+    });
+  });
+
+  it('pools by the first token with pooling cls, and skips normalizing with normalize false', async () => {
+    await withEmbedder({ pooling: 'cls' }, async (embedder) => {
+      expectVectors(await embedder.embed(['cat dog']), [reference('cat dog', 'cls')]);
+    });
+    await withEmbedder({ normalize: false }, async (embedder) => {
+      expectVectors(await embedder.embed(['cat dog']), [reference('cat dog', 'mean', false)]);
+    });
+  });
+
+  it('splits large calls into batches of maxBatchSize and keeps the order', async () => {
+    const texts = ['cat', 'sql', 'snow', 'bread', 'kitten pet', 'unknown words only', 'tea'];
+    await withEmbedder({ maxBatchSize: 2 }, async (embedder) => {
+      expectVectors(
+        await embedder.embed(texts),
+        texts.map((text) => reference(text)),
+      );
+    });
+  });
+
+  it('accepts dimensions equal to the output, and fails the load with DIMENSION_MISMATCH otherwise', async () => {
+    await withEmbedder({ dimensions: HIDDEN }, async (embedder) => {
+      await embedder.load();
+      expect(embedder.dimensions).toBe(HIDDEN);
+    });
+    await withEmbedder({ dimensions: 384 }, async (embedder) => {
+      const error = await embedder.embed(['cat']).catch((thrown: unknown) => thrown);
+      expect(MnemoError.hasCode(error, 'DIMENSION_MISMATCH')).toBe(true);
+      expect((error as MnemoError).message).toBe(
+        `model in ${modelPath} outputs 4-dimensional vectors, expected 384 (options.dimensions)`,
+      );
+    });
+  });
+
+  it('closes idempotently; embed after close is EMBEDDER_FAILED', async () => {
+    const embedder = createTransformersEmbedder({ modelPath });
+    await embedder.load();
+    await Promise.all([embedder.close(), embedder.close()]);
+    await embedder.close();
+    await expect(embedder.embed(['cat'])).rejects.toMatchObject({
+      code: 'EMBEDDER_FAILED',
+      message: `the embedder for ${modelPath} is closed`,
+    });
+    await expect(embedder.load()).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+  });
+
+  it('serves an engine on DuckDB: semantic recall ranks records by meaning', async () => {
+    const embedder = createTransformersEmbedder({ modelPath });
+    const engine = createEngine({
+      store: createDuckDBStore({ path: ':memory:' }),
+      embedder,
+      clock: createManualClock('2026-01-01T00:00:00.000Z'),
+      ids: createSequentialIds(),
+    });
+    await engine.init();
+    try {
+      const agent = engine.as('agent-a');
+      const pets = await agent.remember({ content: 'The cat sleeps on the sofa' });
+      const backups = await agent.remember({ content: 'Postgres backup runs nightly' });
+      const food = await agent.remember({ content: 'Coffee and tea at lunch' });
+      const result = await agent.recall({
+        query: 'database backup and a cat',
+        strategy: 'semantic',
+      });
+      expect(result.hits.map((hit) => hit.record.id)).toEqual([backups.id, pets.id, food.id]);
+    } finally {
+      await engine.close();
+      await embedder.close();
+    }
+  });
+});
