@@ -1,0 +1,125 @@
+import { parseArgs } from 'node:util';
+import {
+  type Engine,
+  isPlanRecord,
+  type MemoryRecord,
+  PLAN_METADATA_KEY,
+  principalKey,
+} from '@mnemo/core';
+import { isoOrNull } from '../../render.js';
+import { COMMON_OPTIONS, noPositionals, storeOf, usageErrors } from '../args.js';
+import { type CliIo, json, oneLine, shortDate, table, write } from '../output.js';
+import { withEngine } from '../store-spec.js';
+
+export const PLANS_OPTIONS = {
+  all: { type: 'boolean' },
+} as const;
+
+/** A cached plan as `mnemo plans --json` lists it. */
+export interface PlanListing {
+  id: string;
+  /** Principal key of the owner (`agent` or `org/agent`). */
+  owner: string;
+  scope: string;
+  query: string;
+  /** The outcome score the plan was cached with; null when its payload is unreadable. */
+  outcome_score: number | null;
+  steps: number;
+  chunk_ids: number;
+  /** Replays so far: `recall_plan` audit events that returned this plan. */
+  replays: number;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+/**
+ * `mnemo plans`: every cached plan of the store (an operator's view: all owners), with its
+ * outcome score and how many times it was replayed. Forgotten plans only with `--all`.
+ */
+export async function plans(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = usageErrors('plans', () =>
+    parseArgs({
+      args: [...argv],
+      options: { ...COMMON_OPTIONS, ...PLANS_OPTIONS },
+      strict: true,
+      allowPositionals: true,
+    }),
+  );
+  noPositionals('plans', positionals);
+  const spec = storeOf(values);
+  const listing = await withEngine(spec, { existing: true }, (engine) =>
+    listPlans(engine, values.all === true),
+  );
+  if (values.json === true) {
+    await write(io.stdout, json({ plans: listing }));
+    return 0;
+  }
+  if (listing.length === 0) {
+    await write(io.stdout, 'no cached plans\n');
+    return 0;
+  }
+  await write(
+    io.stdout,
+    table(
+      ['id', 'owner', 'scope', 'outcome', 'replays', 'created', 'query'],
+      listing.map((plan) => [
+        plan.deleted_at === null ? plan.id : `${plan.id} (forgotten)`,
+        plan.owner,
+        plan.scope,
+        plan.outcome_score === null ? '-' : plan.outcome_score.toFixed(2),
+        String(plan.replays),
+        shortDate(plan.created_at),
+        oneLine(plan.query, 60),
+      ]),
+      [3, 4],
+    ),
+  );
+  return 0;
+}
+
+async function listPlans(engine: Engine, includeForgotten: boolean): Promise<PlanListing[]> {
+  const records: MemoryRecord[] = [];
+  for await (const { record } of engine.exportRecords()) {
+    if (isPlanRecord(record) && (includeForgotten || record.deletedAt === null)) {
+      records.push(record);
+    }
+  }
+  const replays = await countReplays(engine, new Set(records.map((record) => record.id)));
+  return records.map((record) => {
+    const payload = record.metadata[PLAN_METADATA_KEY];
+    const fields =
+      typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : {};
+    return {
+      id: record.id,
+      owner: principalKey(record),
+      scope: record.scope,
+      query: record.content,
+      outcome_score: typeof fields.outcome_score === 'number' ? fields.outcome_score : null,
+      steps: Array.isArray(fields.steps) ? fields.steps.length : 0,
+      chunk_ids: Array.isArray(fields.chunk_ids) ? fields.chunk_ids.length : 0,
+      replays: replays.get(record.id) ?? 0,
+      created_at: record.createdAt.toISOString(),
+      deleted_at: isoOrNull(record.deletedAt),
+    };
+  });
+}
+
+/** Reads the whole audit log once: a `recall_plan` event names the plan it returned (a hit). */
+async function countReplays(engine: Engine, ids: Set<string>): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (ids.size === 0) return counts;
+  const limit = 1000;
+  let after: { chain: string; seq: number } | undefined;
+  for (;;) {
+    const page = await engine.store.readAudit(after === undefined ? { limit } : { after, limit });
+    for (const event of page) {
+      if (event.op !== 'recall_plan') continue;
+      for (const id of event.recordIds) {
+        if (ids.has(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+    const last = page.at(-1);
+    if (page.length < limit || last === undefined) return counts;
+    after = { chain: last.chain, seq: last.seq };
+  }
+}

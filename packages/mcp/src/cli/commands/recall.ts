@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import { MAX_RECALL_LIMIT, MEMORY_TYPES, type RecordFilters, SCOPES } from '@mnemo/core';
+import { ifDefined } from '../../if-defined.js';
+import { renderRecall } from '../../render.js';
+import {
+  COMMON_OPTIONS,
+  checkId,
+  onePositional,
+  parseChoice,
+  parseDate,
+  parseNumber,
+  required,
+  storeOf,
+  usageErrors,
+} from '../args.js';
+import { type CliIo, json, oneLine, shortDate, table, write } from '../output.js';
+import { withEngine } from '../store-spec.js';
+
+export const RECALL_OPTIONS = {
+  agent: { type: 'string' },
+  org: { type: 'string' },
+  limit: { type: 'string' },
+  strategy: { type: 'string' },
+  type: { type: 'string', multiple: true },
+  scope: { type: 'string', multiple: true },
+  tag: { type: 'string', multiple: true },
+  'tag-all': { type: 'string', multiple: true },
+  'min-importance': { type: 'string' },
+  after: { type: 'string' },
+  before: { type: 'string' },
+  thread: { type: 'string' },
+  explain: { type: 'boolean' },
+} as const;
+
+/** `mnemo recall <query> --agent <id>`: the memories that agent can see, best first. */
+export async function recall(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = usageErrors('recall', () =>
+    parseArgs({
+      args: [...argv],
+      options: { ...COMMON_OPTIONS, ...RECALL_OPTIONS },
+      strict: true,
+      allowPositionals: true,
+    }),
+  );
+  const query = onePositional('recall', positionals, 'query');
+  const agent = required('recall', 'agent', values.agent);
+  checkId('recall', 'agent', agent);
+  checkId('recall', 'org', values.org);
+  const spec = storeOf(values);
+  const filters: RecordFilters = {
+    ...ifDefined(
+      'memoryTypes',
+      values.type?.map((type) => parseChoice('type', type, MEMORY_TYPES) as string),
+    ),
+    ...ifDefined(
+      'scopes',
+      values.scope?.map((scope) => parseChoice('scope', scope, SCOPES) as string),
+    ),
+    ...ifDefined('tagsAny', values.tag),
+    ...ifDefined('tagsAll', values['tag-all']),
+    ...ifDefined(
+      'minImportance',
+      parseNumber('min-importance', values['min-importance'], { min: 0, max: 1 }),
+    ),
+    ...ifDefined('createdAfter', parseDate('after', values.after)),
+    ...ifDefined('createdBefore', parseDate('before', values.before)),
+    ...ifDefined('threadId', values.thread),
+  } as RecordFilters;
+  const input = {
+    query,
+    ...ifDefined(
+      'limit',
+      parseNumber('limit', values.limit, { min: 1, max: MAX_RECALL_LIMIT, integer: true }),
+    ),
+    ...ifDefined(
+      'strategy',
+      parseChoice('strategy', values.strategy, ['lexical', 'semantic', 'hybrid', 'auto'] as const),
+    ),
+    filters,
+    ...ifDefined('explain', values.explain),
+  };
+  const result = await withEngine(spec, { existing: true }, (engine) =>
+    engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).recall(input),
+  );
+  if (values.json === true) {
+    await write(io.stdout, json(renderRecall(result)));
+    return 0;
+  }
+  if (result.hits.length === 0) {
+    await write(io.stdout, `no memories matched (${result.strategy} recall)\n`);
+    return 0;
+  }
+  await write(
+    io.stdout,
+    table(
+      ['score', 'id', 'type', 'scope', 'created', 'content'],
+      result.hits.map(({ record, score }) => [
+        score.toFixed(3),
+        record.id,
+        record.memoryType,
+        record.scope,
+        shortDate(record.createdAt),
+        oneLine(record.content, 60),
+      ]),
+      [0],
+    ),
+  );
+  return 0;
+}

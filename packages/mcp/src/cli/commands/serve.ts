@@ -1,0 +1,152 @@
+import { parseArgs } from 'node:util';
+import { MnemoError } from '@mnemo/core';
+import { isLoopbackHost, startHttpServer } from '../../http-server.js';
+import { serveStdio } from '../../stdio-server.js';
+import { loadTokenConfig, type TokenRegistry } from '../../token-config.js';
+import {
+  COMMON_OPTIONS,
+  checkId,
+  noPositionals,
+  parseChoice,
+  parseNumber,
+  storeOf,
+  usageErrors,
+} from '../args.js';
+import type { CliIo } from '../output.js';
+import { describeStore, openEngine } from '../store-spec.js';
+import { UsageError } from '../usage-error.js';
+
+export const SERVE_OPTIONS = {
+  transport: { type: 'string' },
+  agent: { type: 'string' },
+  org: { type: 'string' },
+  tokens: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+  experience: { type: 'boolean' },
+} as const;
+
+/**
+ * `mnemo serve`: the MCP server. Over stdio the agent is fixed by `--agent`; over HTTP
+ * each request's bearer token names it (`--tokens`). Runs until stdin closes (stdio) or
+ * SIGINT / SIGTERM, then closes the store.
+ */
+export async function serve(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = usageErrors('serve', () =>
+    parseArgs({
+      args: [...argv],
+      options: { ...COMMON_OPTIONS, ...SERVE_OPTIONS },
+      strict: true,
+      allowPositionals: true,
+    }),
+  );
+  noPositionals('serve', positionals);
+  const transport =
+    parseChoice('transport', values.transport, ['stdio', 'http'] as const) ?? 'stdio';
+  const spec = storeOf(values);
+  const log = (message: string) => io.stderr.write(`mnemo: ${message}\n`);
+  const onInternalError = (error: unknown, source: string) =>
+    log(`internal error in ${source}: ${(error as Error)?.stack ?? String(error)}`);
+
+  if (transport === 'stdio') {
+    for (const flag of ['tokens', 'host', 'port', 'allow-remote'] as const) {
+      if (values[flag] !== undefined)
+        throw new UsageError(`serve: --${flag} is for --transport http`);
+    }
+    const agent = values.agent;
+    if (agent === undefined) {
+      throw new UsageError(
+        'serve: --agent <id> is required over stdio (the identity of the connection)',
+      );
+    }
+    checkId('serve', 'agent', agent);
+    checkId('serve', 'org', values.org);
+    const engine = await openEngine(spec, { experienceMemory: values.experience === true });
+    try {
+      const stopped = untilStopped(io);
+      const server = await serveStdio({
+        engine,
+        principal: { agentId: agent, ...(values.org === undefined ? {} : { orgId: values.org }) },
+        onInternalError,
+        stdin: io.stdin,
+        stdout: io.stdout,
+      });
+      log(
+        `serving agent ${values.org === undefined ? agent : `${values.org}/${agent}`} over stdio, ${describeStore(spec)}${values.experience === true ? ', experience memory on' : ''}`,
+      );
+      await stopped;
+      await server.close();
+    } finally {
+      await engine.close();
+    }
+    return 0;
+  }
+
+  for (const flag of ['agent', 'org'] as const) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `serve: --${flag} is for --transport stdio; over HTTP each token names its agent`,
+      );
+    }
+  }
+  if (values.tokens === undefined) {
+    throw new UsageError('serve: --tokens <file> is required over HTTP (tokens and their agents)');
+  }
+  const host = values.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && values['allow-remote'] !== true) {
+    throw new UsageError(
+      `serve: --host ${host} is not a loopback address; add --allow-remote to listen on it (put TLS in front)`,
+    );
+  }
+  const port = parseNumber('port', values.port, { min: 0, max: 65_535, integer: true }) ?? 0;
+  const tokens = await readTokens(values.tokens);
+  const engine = await openEngine(spec, { experienceMemory: values.experience === true });
+  try {
+    const stopped = untilStopped(io, false);
+    const running = await startHttpServer({
+      engine,
+      tokens,
+      host,
+      port,
+      allowRemote: values['allow-remote'] === true,
+      onInternalError,
+    });
+    log(
+      `listening on ${running.url} for ${tokens.size} token${tokens.size === 1 ? '' : 's'}, ${describeStore(spec)}${values.experience === true ? ', experience memory on' : ''}`,
+    );
+    await stopped;
+    await running.close();
+  } finally {
+    await engine.close();
+  }
+  return 0;
+}
+
+async function readTokens(path: string): Promise<TokenRegistry> {
+  try {
+    return await loadTokenConfig(path);
+  } catch (error) {
+    if (MnemoError.hasCode(error, 'INVALID_INPUT')) throw new UsageError(`serve: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin. */
+function untilStopped(io: CliIo, watchStdin = true): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      io.stdin.off('end', stop);
+      io.stdin.off('close', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    if (watchStdin) {
+      io.stdin.once('end', stop);
+      io.stdin.once('close', stop);
+    }
+  });
+}

@@ -1,0 +1,155 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { type Engine, MnemoError } from '@mnemo/core';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+import type { TokenRegistry } from './token-config.js';
+
+export interface HttpServerOptions {
+  engine: Engine;
+  /** Bearer tokens and their agents (see `loadTokenConfig`). */
+  tokens: TokenRegistry;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 0: a free port (read it from `url`). */
+  port?: number;
+  /** The endpoint's path. Default `/mcp`. */
+  path?: string;
+  /** Allow a host that is not a loopback address. Default false. */
+  allowRemote?: boolean;
+  /** See `McpServerOptions.onInternalError`; also receives transport failures. */
+  onInternalError?: McpServerOptions['onInternalError'];
+}
+
+export interface RunningHttpServer {
+  /** The endpoint, e.g. `http://127.0.0.1:43117/mcp`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Stops accepting requests and closes open connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/** True for `localhost`, `::1` and 127.0.0.0/8. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.toLowerCase();
+  if (LOOPBACK_NAMES.has(bare)) return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/**
+ * Serves MCP over Streamable HTTP. Every request must carry `Authorization: Bearer <token>`;
+ * the token decides the agent for that request (401 when it is missing or unknown). The
+ * server is stateless: each POST gets a fresh MCP server bound to the token's agent, so a
+ * request can never act for another token's agent. GET and DELETE (server-sent streams and
+ * sessions) are 405. Bound to loopback unless `allowRemote`; on loopback, requests naming
+ * another `Host` are refused (403), which defeats DNS rebinding.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  const path = options.path ?? '/mcp';
+  const loopback = isLoopbackHost(host);
+  if (!loopback && options.allowRemote !== true) {
+    throw new MnemoError(
+      'INVALID_INPUT',
+      `host: ${host} is not a loopback address; pass allowRemote to listen on it`,
+      { details: { field: 'host' } },
+    );
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new MnemoError('INVALID_INPUT', 'port: must be an integer from 0 to 65535', {
+      details: { field: 'port' },
+    });
+  }
+  const { engine, tokens, onInternalError } = options;
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== path) return reply(response, 404, 'not found');
+    if (loopback && !isLoopbackHost(hostName(request.headers.host))) {
+      return reply(response, 403, 'this server answers loopback host names only');
+    }
+    const authentication = tokens.authenticate(request.headers.authorization);
+    if (!authentication.ok) {
+      response.setHeader(
+        'WWW-Authenticate',
+        authentication.reason === 'missing'
+          ? 'Bearer realm="mnemo"'
+          : 'Bearer realm="mnemo", error="invalid_token"',
+      );
+      return reply(
+        response,
+        401,
+        authentication.reason === 'missing' ? 'a bearer token is required' : 'unknown token',
+      );
+    }
+    if (request.method !== 'POST') {
+      response.setHeader('Allow', 'POST');
+      return reply(response, 405, 'this stateless server accepts POST only');
+    }
+    const server = createMcpServer({
+      engine,
+      principal: authentication.principal,
+      ...(onInternalError === undefined ? {} : { onInternalError }),
+    });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    response.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request, response);
+  };
+
+  const http = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      onInternalError?.(error, 'http');
+      if (!response.headersSent) reply(response, 500, 'internal error');
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const urlHost = isIP(host) === 6 ? `[${host}]` : host;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost}:${boundPort}${path}`,
+    host,
+    port: boundPort,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** The host name of a `Host` header, without the port. */
+function hostName(header: string | undefined): string {
+  if (header === undefined) return '';
+  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
+  const colon = header.lastIndexOf(':');
+  return colon < 0 ? header : header.slice(0, colon);
+}
+
+/** A JSON-RPC error body, as MCP clients expect from a failed HTTP request. */
+function reply(response: ServerResponse, status: number, message: string): void {
+  response.statusCode = status;
+  response.setHeader('Content-Type', 'application/json');
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32_000, message }, id: null }));
+}

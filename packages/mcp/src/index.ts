@@ -1,0 +1,25 @@
+export {
+  type HttpServerOptions,
+  isLoopbackHost,
+  type RunningHttpServer,
+  startHttpServer,
+} from './http-server.js';
+export {
+  CORE_TOOLS,
+  createMcpServer,
+  type McpServerOptions,
+  PLAN_TOOLS,
+  type ToolName,
+} from './mcp-server.js';
+export { type RenderedRecord, renderRecord } from './render.js';
+export { type StdioServerOptions, serveStdio } from './stdio-server.js';
+export {
+  type Authentication,
+  loadTokenConfig,
+  MIN_TOKEN_LENGTH,
+  parseTokenConfig,
+  type TokenPrincipal,
+  type TokenRegistry,
+} from './token-config.js';
+export type { ToolErrorBody } from './tool-result.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,240 @@
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { MnemoError } from '@mnemo/core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, it } from 'vitest';
+import { CORE_TOOLS, parseTokenConfig, startHttpServer } from '../src/index.js';
+import { call, ok, onCleanup, openEngine, serveHttp, tempDir } from './fixture.js';
+
+const TOKEN_A = 'token-for-agent-a-0123456789';
+const TOKEN_B = 'token-for-agent-b-0123456789';
+
+const tokens = parseTokenConfig({
+  tokens: [
+    { token: TOKEN_A, agent: 'agent-a' },
+    // The file may hold a token's SHA-256 instead of the token.
+    { token_sha256: createHash('sha256').update(TOKEN_B).digest('hex'), agent: 'agent-b' },
+  ],
+});
+
+async function start(options: { experienceMemory?: boolean } = {}) {
+  const { engine } = await openEngine(options);
+  const server = await startHttpServer({ engine, tokens });
+  onCleanup(() => server.close());
+  return { engine, server };
+}
+
+async function connectHttp(url: string, token: string | undefined): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: 'mnemo-http-test', version: '1.0.0' });
+  await client.connect(transport);
+  onCleanup(() => client.close());
+  return client;
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+});
+
+/** A raw HTTP request (node:http, so that any Host header can be sent). */
+function raw(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...options.headers,
+        },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+describe('the Streamable HTTP transport', () => {
+  it('binds to loopback and serves an authenticated client', async () => {
+    const { server } = await start();
+    expect(server.host).toBe('127.0.0.1');
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/mcp`);
+    const client = await connectHttp(server.url, TOKEN_A);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...CORE_TOOLS]);
+    const stored = await ok(client, 'mnemo.remember', { content: 'the otter den is upstream' });
+    const found = await ok(client, 'mnemo.recall', { query: 'otter' });
+    expect(found.hits).toEqual([
+      {
+        record: expect.objectContaining({ id: stored.id, agent_id: 'agent-a' }),
+        score: expect.any(Number),
+      },
+    ]);
+    expect((await call(client, 'mnemo.forget', { ids: ['nope'] })).body).toEqual({
+      error: { code: 'NOT_FOUND', message: 'no record nope visible to the caller' },
+    });
+  });
+
+  it('maps two tokens to two agents that cannot see each other’s private records', async () => {
+    const { server } = await start();
+    const a = await connectHttp(server.url, TOKEN_A);
+    const b = await connectHttp(server.url, TOKEN_B);
+    await ok(a, 'mnemo.remember', { content: 'agent a private: the key is under the mat' });
+    const fromB = await ok(b, 'mnemo.remember', {
+      content: 'agent b private: the key is in the pot',
+    });
+    await ok(a, 'mnemo.remember', { content: 'agent a global: the key rules', scope: 'global' });
+    const seenByA = await ok(a, 'mnemo.recall', { query: 'key' });
+    const seenByB = await ok(b, 'mnemo.recall', { query: 'key' });
+    const owners = (result: Record<string, unknown>) =>
+      (result.hits as { record: { agent_id: string; scope: string } }[])
+        .map((hit) => `${hit.record.agent_id}/${hit.record.scope}`)
+        .sort();
+    expect(owners(seenByA)).toEqual(['agent-a/global', 'agent-a/private']);
+    expect(owners(seenByB)).toEqual(['agent-a/global', 'agent-b/private']);
+    // a cannot touch b's record: for a it does not exist.
+    expect((await call(a, 'mnemo.forget', { ids: [fromB.id as string] })).body).toMatchObject({
+      error: { code: 'NOT_FOUND' },
+    });
+    // Each token's own audit chain.
+    expect((await ok(b, 'mnemo.verify', {})).chain).toBe('agent-b');
+  });
+
+  it('answers 401 to a missing token, with a bearer challenge', async () => {
+    const { server } = await start();
+    const response = await raw(server.url, { body: INITIALIZE });
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="mnemo"');
+    expect(JSON.parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'a bearer token is required' },
+      id: null,
+    });
+    const notBearer = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { authorization: `Basic ${TOKEN_A}` },
+    });
+    expect(notBearer.status).toBe(401);
+    await expect(connectHttp(server.url, undefined)).rejects.toSatisfy(
+      (error) => error instanceof StreamableHTTPError && error.code === 401,
+    );
+  });
+
+  it('answers 401 to a wrong token', async () => {
+    const { server, engine } = await start();
+    const response = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { authorization: `Bearer ${TOKEN_A}x` },
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="mnemo", error="invalid_token"',
+    );
+    expect(JSON.parse(response.body).error.message).toBe('unknown token');
+    // The digest itself is not a token.
+    const digest = createHash('sha256').update(TOKEN_B).digest('hex');
+    expect(
+      (await raw(server.url, { body: INITIALIZE, headers: { authorization: `Bearer ${digest}` } }))
+        .status,
+    ).toBe(401);
+    await expect(connectHttp(server.url, 'wrong-token-0123456789')).rejects.toSatisfy(
+      (error) => error instanceof StreamableHTTPError && error.code === 401,
+    );
+    // A valid token works on the same server, and nothing was written before.
+    expect((await engine.verifyAudit()).events).toBe(0);
+    const response2 = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { authorization: `bearer ${TOKEN_A}` },
+    });
+    expect(response2.status).toBe(200);
+    expect(JSON.parse(response2.body).result.serverInfo.name).toBe('mnemo');
+  });
+
+  it('refuses GET streams, other paths and foreign Host headers', async () => {
+    const { server } = await start();
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    const get = await raw(server.url, { method: 'GET', headers: auth });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe('POST');
+    expect(
+      (await raw(server.url.replace('/mcp', '/other'), { body: INITIALIZE, headers: auth })).status,
+    ).toBe(404);
+    const rebound = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { ...auth, host: `evil.example:${server.port}` },
+    });
+    expect(rebound.status).toBe(403);
+    const localhost = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { ...auth, host: `localhost:${server.port}` },
+    });
+    expect(localhost.status).toBe(200);
+  });
+
+  it('will not listen on a non-loopback host unless allowed', async () => {
+    const { engine } = await openEngine();
+    await expect(startHttpServer({ engine, tokens, host: '0.0.0.0' })).rejects.toSatisfy((error) =>
+      MnemoError.hasCode(error, 'INVALID_INPUT'),
+    );
+  });
+
+  it('runs as `mnemo serve --transport http` with a tokens file', async () => {
+    const dir = tempDir();
+    const tokenFile = join(dir, 'tokens.json');
+    writeFileSync(
+      tokenFile,
+      JSON.stringify({ tokens: [{ token: TOKEN_A, agent: 'agent-a', org: 'acme' }] }),
+    );
+    const { url, stderr } = await serveHttp([
+      '--tokens',
+      tokenFile,
+      '--port',
+      '0',
+      '--experience',
+      '--store',
+      `duckdb:${join(dir, 'http.duckdb')}`,
+    ]);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(stderr()).toContain('for 1 token,');
+    const client = await connectHttp(url, TOKEN_A);
+    expect((await client.listTools()).tools).toHaveLength(7);
+    expect((await ok(client, 'mnemo.verify', {})).chain).toBe('acme/agent-a');
+    expect((await raw(url, { body: INITIALIZE })).status).toBe(401);
+    expect(
+      (
+        await raw(url, {
+          body: INITIALIZE,
+          headers: { authorization: 'Bearer not-the-token-000000' },
+        })
+      ).status,
+    ).toBe(401);
+  });
+});

@@ -1,0 +1,146 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describe, expect, it } from 'vitest';
+import { CORE_TOOLS, PLAN_TOOLS } from '../src/index.js';
+import { CLI, call, mnemo, mnemoJson, ok, onCleanup, tempDir } from './fixture.js';
+
+/** Spawns the built `mnemo serve` over stdio, as an MCP client application would. */
+async function spawnServer(args: readonly string[]) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', ...args],
+    cwd: tempDir(),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const client = new Client({ name: 'mnemo-stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await client.close();
+  };
+  onCleanup(close);
+  return { client, close, stderr: () => stderr };
+}
+
+describe('mnemo serve over stdio (the built binary, spawned)', () => {
+  it('serves the agent fixed by --agent, and leaves the store usable when the client closes', async () => {
+    const db = join(tempDir(), 'memory.duckdb');
+    const store = `duckdb:${db}`;
+    mnemoJson([
+      'remember',
+      'agent b keeps a private note about owls',
+      '--agent',
+      'b',
+      '--store',
+      store,
+    ]);
+
+    const server = await spawnServer(['--transport', 'stdio', '--agent', 'a', '--store', store]);
+    const { client } = server;
+    expect(client.getServerVersion()).toEqual({ name: 'mnemo', version: expect.any(String) });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...CORE_TOOLS]);
+    const stored = await ok(client, 'mnemo.remember', {
+      content: 'agent a saw two owls at dusk',
+      tags: ['owls'],
+    });
+    expect(stored).toEqual({
+      id: expect.any(String),
+      content_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      deduplicated: false,
+    });
+    const found = await ok(client, 'mnemo.recall', { query: 'owls' });
+    // Only a's own record: b's private note is invisible to this connection.
+    expect(
+      (found.hits as { record: { id: string; agent_id: string } }[]).map((hit) => hit.record),
+    ).toEqual([expect.objectContaining({ id: stored.id, agent_id: 'a' })]);
+    const rejected = await call(client, 'mnemo.recall', { query: 'owls', agent_id: 'b' });
+    expect(rejected.isError).toBe(true);
+    expect(rejected.text).toContain('Unrecognized key: "agent_id"');
+    const failed = await call(client, 'mnemo.forget', { ids: ['no-such-id'] });
+    expect(failed.body).toEqual({
+      error: { code: 'NOT_FOUND', message: 'no record no-such-id visible to the caller' },
+    });
+    expect((await ok(client, 'mnemo.verify', {})).ok).toBe(true);
+    await server.close();
+    expect(server.stderr()).toContain(`mnemo: serving agent a over stdio, DuckDB ${db}`);
+
+    // The server closed the DuckDB file: the CLI can open it, and a's record is there.
+    const exported = mnemo(['export', '--store', store]);
+    expect(exported.code).toBe(0);
+    const records = exported.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line).record);
+    expect(records.map((record) => [record.agentId, record.content])).toEqual([
+      ['b', 'agent b keeps a private note about owls'],
+      ['a', 'agent a saw two owls at dusk'],
+    ]);
+  });
+
+  it('lists and runs the plan tools with --experience, and plans survive a restart', async () => {
+    const store = `duckdb:${join(tempDir(), 'plans.duckdb')}`;
+    const first = await spawnServer([
+      '--agent',
+      'planner',
+      '--org',
+      'acme',
+      '--experience',
+      '--store',
+      store,
+    ]);
+    expect((await first.client.listTools()).tools.map((tool) => tool.name)).toEqual([
+      ...CORE_TOOLS,
+      ...PLAN_TOOLS,
+    ]);
+    const cached = await ok(first.client, 'mnemo.remember_plan', {
+      query: 'which birds nest near water',
+      steps: ['recall birds water'],
+      chunk_ids: ['r1'],
+      outcome_score: 0.75,
+    });
+    expect(cached).toMatchObject({ stored: true, status: 'plan_cached' });
+    await first.close();
+
+    const second = await spawnServer([
+      '--agent',
+      'planner',
+      '--org',
+      'acme',
+      '--experience',
+      '--store',
+      store,
+    ]);
+    expect(
+      await ok(second.client, 'mnemo.recall_plan', { query: 'Which birds nest near water?' }),
+    ).toEqual({
+      plan: {
+        id: cached.id,
+        query: 'which birds nest near water',
+        steps: ['recall birds water'],
+        chunk_ids: ['r1'],
+        outcome_score: 0.75,
+        similarity: 1,
+      },
+      candidates_considered: 1,
+      hit: true,
+    });
+    await second.close();
+    expect(mnemoJson(['plans', '--store', store]).plans).toEqual([
+      expect.objectContaining({ id: cached.id, owner: 'acme/planner', replays: 1 }),
+    ]);
+  });
+
+  it('exits 0 when its client closes stdin', () => {
+    const store = `duckdb:${join(tempDir(), 'eof.duckdb')}`;
+    const result = mnemo(['serve', '--agent', 'a', '--store', store], { input: '' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+  });
+});
