@@ -1,3 +1,5 @@
+import { stemmer } from 'stemmer';
+
 /**
  * The one text analyzer for lexical search. Stores persist the postings it
  * produces and evaluate BM25 with the constants below, so every store ranks
@@ -22,13 +24,20 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 const SPLIT = /[^\p{L}\p{N}]+/u;
 
-/** Lowercased, NFKC-normalized terms of `text` in order, stop words removed. */
+const LATIN_WORD = /^[a-z]+$/;
+
+/**
+ * Terms of `text` in order: NFKC-normalized, lowercased, split on anything
+ * that is not a letter or digit, stop words removed, and words of plain
+ * Latin letters reduced to their Porter stem ("hiking" and "hikes" → "hike").
+ */
 export function analyze(text: string): string[] {
   return text
     .normalize('NFKC')
     .toLowerCase()
     .split(SPLIT)
-    .filter((term) => term.length > 0 && !STOP_WORDS.has(term));
+    .filter((term) => term.length > 0 && !STOP_WORDS.has(term))
+    .map((term) => (LATIN_WORD.test(term) ? stemmer(term) : term));
 }
 
 export interface TermFrequency {

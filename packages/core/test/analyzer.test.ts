@@ -20,6 +20,18 @@ describe('analyzer', () => {
     expect(analyze('the and of')).toEqual([]);
   });
 
+  it('reduces plain Latin words to their Porter stem, and leaves other words as they are', () => {
+    expect(analyze('Hiking hikes hiked; trails, caresses generously')).toEqual([
+      'hike',
+      'hike',
+      'hike',
+      'trail',
+      'caress',
+      'gener',
+    ]);
+    expect(analyze('naïve cafés 東京 42nd')).toEqual(['naïve', 'cafés', '東京', '42nd']);
+  });
+
   it('counts term frequencies and the document length', () => {
     expect(termFrequencies('cat dog cat the cat')).toEqual({
       terms: [

@@ -30,7 +30,13 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       }
       expect(
         (await a.recall({ query: 'cat', limit: 100 })).hits.map((hit) => hit.record.id),
-      ).toEqual(['id-000009', 'id-000001', 'id-000003', 'id-000011']);
+      ).toEqual(['id-000009',
+        'id-000001',
+        // "Cats" matches "cat": the analyzer stems.
+        'id-000005',
+        'id-000003',
+        'id-000011',
+      ]);
     });
 
     it('applies visibility before ranking, statistics and limit', async () => {
