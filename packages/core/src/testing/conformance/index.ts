@@ -1,3 +1,4 @@
+import { accessMatrixSpec } from './access-matrix.spec.js';
 import { auditSpec } from './audit.spec.js';
 import { concurrencySpec } from './concurrency.spec.js';
 import { forgetSpec } from './forget.spec.js';
@@ -35,6 +36,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     recallFiltersSpec(t, h);
     recallSemanticSpec(t, h);
     visibilitySpec(t, h);
+    accessMatrixSpec(t, h);
     forgetSpec(t, h);
     shareSpec(t, h);
     auditSpec(t, h);

@@ -30,7 +30,8 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       }
       expect(
         (await a.recall({ query: 'cat', limit: 100 })).hits.map((hit) => hit.record.id),
-      ).toEqual(['id-000009',
+      ).toEqual([
+        'id-000009',
         'id-000001',
         // "Cats" matches "cat": the analyzer stems.
         'id-000005',
