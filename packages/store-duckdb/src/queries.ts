@@ -8,7 +8,6 @@ import {
   type LexicalQuery,
   type ListQuery,
   type MemoryRecord,
-  MnemoError,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -110,37 +109,14 @@ export async function embeddingDimensions(s: Session): Promise<number | null> {
   return row === undefined ? null : Number(row.value);
 }
 
-function dimensionMismatch(expected: number, actual: number): MnemoError {
-  return new MnemoError(
-    'DIMENSION_MISMATCH',
-    `this store holds ${expected}-dimensional embeddings; got a ${actual}-dimensional vector`,
-    { details: { expected, actual } },
+/** Fixes the embedding size unless one is fixed; returns the size in force. */
+export async function fixEmbeddingDimensions(s: Session, size: number): Promise<number> {
+  const p = new Params();
+  await s.exec(
+    `INSERT OR IGNORE INTO mnemo_settings VALUES ('embedding_dimensions', ${p.scalar(String(size))})`,
+    p,
   );
-}
-
-/** Rejects embeddings whose size differs from the store's; the first ones stored fix it. */
-export async function checkEmbeddingDimensions(
-  s: Session,
-  records: readonly NewRecord[],
-): Promise<void> {
-  const sizes = [
-    ...new Set(
-      records.flatMap(({ record }) => (record.embedding === null ? [] : [record.embedding.length])),
-    ),
-  ];
-  const [size] = sizes;
-  if (size === undefined) return;
-  const stored = await embeddingDimensions(s);
-  const expected = stored ?? size;
-  const wrong = sizes.find((other) => other !== expected);
-  if (wrong !== undefined) throw dimensionMismatch(expected, wrong);
-  if (stored === null) {
-    const p = new Params();
-    await s.exec(
-      `INSERT INTO mnemo_settings VALUES ('embedding_dimensions', ${p.scalar(String(size))})`,
-      p,
-    );
-  }
+  return (await embeddingDimensions(s)) ?? size;
 }
 
 /** `fixed`: the size of a `FLOAT[n]` column, or null for a `FLOAT[]` list column. */
@@ -149,9 +125,6 @@ export async function searchVector(
   query: VectorQuery,
   fixed: number | null,
 ): Promise<ScoredRecord[]> {
-  const stored = await embeddingDimensions(s);
-  if (stored === null) return [];
-  if (stored !== query.vector.length) throw dimensionMismatch(stored, query.vector.length);
   const p = new Params();
   const vector = p.floats(query.vector);
   const similarity =
@@ -321,7 +294,6 @@ export async function insertRecords(
   fixed: number | null,
 ): Promise<void> {
   if (inputs.length === 0) return;
-  await checkEmbeddingDimensions(s, inputs);
   const records = inputs.map((input) => input.record);
   const p = new Params();
   await s.exec(

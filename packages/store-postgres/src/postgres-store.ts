@@ -304,6 +304,8 @@ class PostgresStore implements MemoryStore {
     this.read((s) => queries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
+  embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
+    this.read((s) => queries.embeddingDimensions(s));
   scanRecords: MemoryStore['scanRecords'] = (page) =>
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
@@ -315,6 +317,8 @@ function transactionOn(s: Session, pgvector: boolean): StoreTx {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
     findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
+    embeddingDimensions: () => queries.embeddingDimensions(s),
+    fixEmbeddingDimensions: (size) => queries.fixEmbeddingDimensions(s, size),
     findIds: (ids) => queries.findIds(s, ids),
     insertRecords: (records) => queries.insertRecords(s, records, pgvector),
     deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),

@@ -8,7 +8,6 @@ import {
   type LexicalQuery,
   type ListQuery,
   type MemoryRecord,
-  MnemoError,
   type NewRecord,
   type PlanCandidate,
   type PlanCandidateQuery,
@@ -114,39 +113,15 @@ export async function embeddingDimensions(s: Session): Promise<number | null> {
   return row === undefined ? null : Number(row.value);
 }
 
-function dimensionMismatch(expected: number, actual: number): MnemoError {
-  return new MnemoError(
-    'DIMENSION_MISMATCH',
-    `this store holds ${expected}-dimensional embeddings; got a ${actual}-dimensional vector`,
-    { details: { expected, actual } },
+/** Fixes the embedding size unless one is fixed (by any process); returns the size in force. */
+export async function fixEmbeddingDimensions(s: Session, size: number): Promise<number> {
+  const p = new Params();
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_settings VALUES ('embedding_dimensions', ${p.add(String(size), '::text')})
+     ON CONFLICT (key) DO NOTHING`,
+    p,
   );
-}
-
-/** Rejects embeddings whose size differs from the store's; the first ones stored (by any process) fix it. */
-export async function checkEmbeddingDimensions(
-  s: Session,
-  records: readonly NewRecord[],
-): Promise<void> {
-  const sizes = [
-    ...new Set(
-      records.flatMap(({ record }) => (record.embedding === null ? [] : [record.embedding.length])),
-    ),
-  ];
-  const [size] = sizes;
-  if (size === undefined) return;
-  let stored = await embeddingDimensions(s);
-  if (stored === null) {
-    const p = new Params();
-    await s.exec(
-      `INSERT INTO ${s.schema}.mnemo_settings VALUES ('embedding_dimensions', ${p.add(String(size), '::text')})
-       ON CONFLICT (key) DO NOTHING`,
-      p,
-    );
-    stored = await embeddingDimensions(s);
-  }
-  const expected = stored ?? size;
-  const wrong = sizes.find((other) => other !== expected);
-  if (wrong !== undefined) throw dimensionMismatch(expected, wrong);
+  return (await embeddingDimensions(s)) ?? size;
 }
 
 export async function searchVector(
@@ -154,9 +129,6 @@ export async function searchVector(
   query: VectorQuery,
   pgvector: boolean,
 ): Promise<ScoredRecord[]> {
-  const stored = await embeddingDimensions(s);
-  if (stored === null) return [];
-  if (stored !== query.vector.length) throw dimensionMismatch(stored, query.vector.length);
   const p = new Params();
   const vector = Array.from(query.vector);
   const similarity = pgvector
@@ -354,7 +326,6 @@ export async function insertRecords(
   pgvector: boolean,
 ): Promise<void> {
   if (inputs.length === 0) return;
-  await checkEmbeddingDimensions(s, inputs);
   const p = new Params();
   const json = inputs.map(({ record: r, ...input }) => ({
     id: r.id,

@@ -37,6 +37,7 @@ import {
   validateTags,
   validateUnitInterval,
 } from '../validation.js';
+import { dimensionMismatch } from './dimensions.js';
 import { embedTexts } from './embed.js';
 import type { EngineContext } from './engine-context.js';
 import { fuseLanes, type Lane, type LaneScore, recencyLane } from './fusion.js';
@@ -273,13 +274,18 @@ export class MemoryHandle {
         : undefined;
     let semantic: ScoredRecord[] | undefined;
     if (strategy !== 'lexical') {
-      const [vector] = await embedTexts(embedder, [query]);
-      semantic = await store.searchVector({
-        visibility,
-        filters,
-        vector: vector as Float32Array,
-        limit: depth,
-      });
+      const [vector] = (await embedTexts(embedder, [query])) as [Float32Array];
+      const size = await store.embeddingDimensions();
+      if (size !== null && size !== vector.length) throw dimensionMismatch(size, vector.length);
+      semantic =
+        size === null
+          ? []
+          : await store.searchVector({
+              visibility,
+              filters,
+              vector: vector as Float32Array,
+              limit: depth,
+            });
     }
 
     let hits: RecallHit[];

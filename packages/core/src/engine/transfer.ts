@@ -18,6 +18,7 @@ import {
   validateTags,
   validateUnitInterval,
 } from '../validation.js';
+import { checkEmbeddingDimensions } from './dimensions.js';
 import type { EngineContext } from './engine-context.js';
 import { REDACTED_CONTENT } from './memory-handle.js';
 import { WRITE_CHUNK_SIZE } from './write-records.js';
@@ -99,7 +100,9 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
   return context.store.transaction(async (tx) => {
     const existing = new Set(await tx.findIds(batch.map((item) => item.record.id)));
     const fresh = batch.filter((item) => !existing.has(item.record.id));
-    await tx.insertRecords(fresh.map(({ record }) => toNewRecord(record)));
+    const rows = fresh.map(({ record }) => toNewRecord(record));
+    await checkEmbeddingDimensions(tx, rows);
+    await tx.insertRecords(rows);
     await tx.putGrants(fresh.flatMap((item) => item.grants));
     const byOwner = new Map<string, MemoryRecord[]>();
     for (const { record } of fresh) {

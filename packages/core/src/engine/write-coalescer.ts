@@ -3,6 +3,7 @@ import { principalKey } from '../hashing.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore, NewRecord, StoreTx } from '../ports/memory-store.js';
 import type { Principal } from '../records.js';
+import { checkEmbeddingDimensions } from './dimensions.js';
 import type { RememberResult } from './memory-handle.js';
 
 interface WriteRequest {
@@ -119,6 +120,7 @@ async function writeGroup(
       return { id: record.id, contentHash: record.contentHash, deduplicated: false };
     }),
   );
+  await checkEmbeddingDimensions(tx, inserted);
   await tx.insertRecords(inserted);
   // Chains in a fixed order, so two groups never lock each other's heads in opposite orders.
   for (const chain of [...chains.keys()].sort()) {

@@ -157,6 +157,9 @@ export interface StoreReader {
    * with `includePlans`.
    */
   list(query: ListQuery): Promise<VisibleRecord[]>;
+
+  /** The size every embedding of the store has, or null before the first one is stored. */
+  embeddingDimensions(): Promise<number | null>;
 }
 
 /**
@@ -204,8 +207,8 @@ export interface MemoryStore extends StoreReader {
   searchLexical(query: LexicalQuery): Promise<ScoredRecord[]>;
 
   /**
-   * Cosine similarity between `vector` and the embeddings of the visible,
-   * filtered, non-plan records of the same dimension. Ordered by score
+   * Cosine similarity between `vector` (of the store's embedding size: core
+   * checks) and the embeddings of the visible, filtered, non-plan records. Ordered by score
    * descending, then id ascending; at most `limit`.
    */
   searchVector(query: VectorQuery): Promise<ScoredRecord[]>;
@@ -245,6 +248,13 @@ export interface StoreTx extends StoreReader {
     dedupKeys: readonly string[],
     now: Date,
   ): Promise<Map<string, { id: string; contentHash: string }>>;
+
+  /**
+   * Fixes the store's embedding size to `size` unless one is already fixed;
+   * returns the size in force. Concurrent writers (in any process) agree on
+   * one size: the first to commit wins and the others see it here.
+   */
+  fixEmbeddingDimensions(size: number): Promise<number>;
 
   /** The ids among `ids` that exist as records, whatever their state. */
   findIds(ids: readonly string[]): Promise<string[]>;
