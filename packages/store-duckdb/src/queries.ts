@@ -31,6 +31,14 @@ import {
 // Every SQL statement of the store, as functions of a session, so the same
 // reads run outside a transaction (a pooled reader) and inside one (the writer).
 
+/**
+ * Scores are rounded to this many decimals before ranking. Databases add a
+ * sum in different orders and so differ in the last bits; rounding turns those
+ * near-ties into ties, which break by id, so every store ranks the same data
+ * the same way (and the same store ranks it the same way every time).
+ */
+const SCORE_DIGITS = 10;
+
 function toVisible(row: Row): VisibleRecord {
   const permission = permissionFromLevel(Number(row.permission_level));
   return { record: rowToRecord(row), permission: permission ?? 'read' };
@@ -89,8 +97,8 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
      df AS (SELECT term, count(*)::DOUBLE AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
-              sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))) AS score
+              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))), ${SCORE_DIGITS}) AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
      )
@@ -129,11 +137,11 @@ export async function searchVector(
   const vector = p.floats(query.vector);
   const similarity =
     fixed === null
-      ? `list_cosine_similarity(r.embedding, ${vector})`
-      : `array_cosine_similarity(r.embedding, ${vector}::FLOAT[${fixed}])`;
+      ? `list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`
+      : `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`;
   const rows = await s.all(
     `SELECT * FROM (
-       SELECT ${RECORD_COLUMNS}, ${similarity} AS score
+       SELECT ${RECORD_COLUMNS}, round(${similarity}, ${SCORE_DIGITS}) AS score
        FROM mnemo_records r
        WHERE NOT r.is_plan AND r.embedding IS NOT NULL
          AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}

@@ -31,6 +31,14 @@ import {
 // Every SQL statement of the store, as functions of a session, so the same
 // reads run on the pool (outside a transaction) and on a client (inside one).
 
+/**
+ * Scores are rounded to this many decimals before ranking. Databases add a
+ * sum in different orders and so differ in the last bits; rounding turns those
+ * near-ties into ties, which break by id, so every store ranks the same data
+ * the same way (and the same store ranks it the same way every time).
+ */
+const SCORE_DIGITS = 10;
+
 function toVisible(row: Row): VisibleRecord {
   return {
     record: rowToRecord(row),
@@ -91,8 +99,8 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
      df AS (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
-              sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))) AS score
+              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))::numeric, ${SCORE_DIGITS})::float8 AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
      )
@@ -136,7 +144,7 @@ export async function searchVector(
     : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
   const rows = await s.all(
     `SELECT * FROM (
-       SELECT ${RECORD_COLUMNS}, ${similarity} AS score
+       SELECT ${RECORD_COLUMNS}, round((${similarity})::numeric, ${SCORE_DIGITS})::float8 AS score
        FROM ${s.schema}.mnemo_records r
        WHERE NOT r.is_plan AND r.embedding IS NOT NULL
          AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}

@@ -201,14 +201,17 @@ export interface MemoryStore extends StoreReader {
    * frequency df per term) are taken over that same visible, filtered set.
    * score = Σ over query terms t present in the record of
    *   ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5)) · tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avgdl))
-   * with k1 = `BM25_K1`, b = `BM25_B`. Records matching no term are absent.
-   * Ordered by score descending, then id ascending; at most `limit`.
+   * with k1 = `BM25_K1`, b = `BM25_B`, rounded to 10 decimal places (so
+   * last-bit differences between databases become ties). Records matching no
+   * term are absent. Ordered by score descending, then id ascending (byte
+   * order); at most `limit`.
    */
   searchLexical(query: LexicalQuery): Promise<ScoredRecord[]>;
 
   /**
    * Cosine similarity between `vector` (of the store's embedding size: core
-   * checks) and the embeddings of the visible, filtered, non-plan records. Ordered by score
+   * checks) and the embeddings of the visible, filtered, non-plan records,
+   * computed in double precision and rounded to 10 decimal places. Ordered by score
    * descending, then id ascending; at most `limit`.
    */
   searchVector(query: VectorQuery): Promise<ScoredRecord[]>;
