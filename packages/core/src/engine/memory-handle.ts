@@ -1,5 +1,5 @@
 import { queryTerms } from '../analyzer.js';
-import { type AuditEntry, appendAuditEntries } from '../audit/append-audit.js';
+import { appendAuditEntries } from '../audit/append-audit.js';
 import type { AuditOp } from '../audit/audit-event.js';
 import { sha256Hex } from '../canonical.js';
 import { invalidInput, MnemoError } from '../errors.js';
@@ -486,17 +486,9 @@ export function appendAudit(
   recordIds: string[],
   details: JsonObject,
 ): Promise<void> {
-  return appendAuditEvents(handle, tx, at, [{ op, recordIds, details }]);
-}
-
-/** Appends events, chained in order, to the handle's principal's chain inside `tx`. */
-export function appendAuditEvents(
-  handle: MemoryHandle,
-  tx: StoreTx,
-  at: Date,
-  entries: readonly AuditEntry[],
-): Promise<void> {
-  return appendAuditEntries(tx, handleContext(handle).ids, handle.principal, at, entries);
+  return appendAuditEntries(tx, handleContext(handle).ids, handle.principal, at, [
+    { op, recordIds, details },
+  ]);
 }
 
 function notFound(id: string): MnemoError {

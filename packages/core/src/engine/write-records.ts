@@ -11,14 +11,16 @@ import {
   type RememberResult,
 } from './memory-handle.js';
 
-/** Records written per transaction by the bulk path. */
+/** Records prepared (embedded, hashed) and handed to the group commit at a time by the bulk path. */
 export const WRITE_CHUNK_SIZE = 500;
 
 /**
- * The one write path of records: embed, hash, dedup, then insert the new
- * records and one `remember` audit event per record in one transaction per
- * chunk. Results are in input order; a draft whose dedup key matches a live
- * record (or an earlier draft of the same call) returns that record's id.
+ * The one write path of records: embed and hash each chunk of 500, then hand
+ * it to the engine's group commit (`WriteCoalescer`), which dedups, inserts
+ * the new records and appends one `remember` audit event per record in one
+ * transaction, possibly shared with other callers' writes. Results are in
+ * input order; a draft whose dedup key matches a live record (or an earlier
+ * draft) returns that record's id.
  */
 export async function writeRecords(
   handle: MemoryHandle,
