@@ -30,9 +30,26 @@ const SPLIT = /[^\p{L}\p{N}]+/u;
 const LATIN_WORD = /^[a-z]+$/;
 
 /**
+ * Longest term, in code points. A longer run of letters or digits (a pasted
+ * hash, base64) is cut to this prefix, in documents and queries alike, so it
+ * still matches itself while every store can index it (PostgreSQL's btree
+ * takes at most 2,704 bytes per entry).
+ */
+export const MAX_TERM_LENGTH = 64;
+
+function capped(term: string): string {
+  if (term.length <= MAX_TERM_LENGTH) return term;
+  const codePoints = [...term];
+  return codePoints.length <= MAX_TERM_LENGTH
+    ? term
+    : codePoints.slice(0, MAX_TERM_LENGTH).join('');
+}
+
+/**
  * Terms of `text` in order: NFKC-normalized, lowercased, split on anything
- * that is not a letter or digit, stop words removed, and words of plain
- * Latin letters reduced to their Porter stem ("hiking" and "hikes" → "hike").
+ * that is not a letter or digit, stop words removed, words of plain Latin
+ * letters reduced to their Porter stem ("hiking" and "hikes" → "hike"), and
+ * cut to `MAX_TERM_LENGTH` code points.
  */
 export function analyze(text: string): string[] {
   return text
@@ -40,7 +57,7 @@ export function analyze(text: string): string[] {
     .toLowerCase()
     .split(SPLIT)
     .filter((term) => term.length > 0 && !STOP_WORDS.has(term))
-    .map((term) => (LATIN_WORD.test(term) ? stemmer(term) : term));
+    .map((term) => capped(LATIN_WORD.test(term) ? stemmer(term) : term));
 }
 
 export interface TermFrequency {

@@ -2,6 +2,7 @@ export {
   analyze,
   BM25_B,
   BM25_K1,
+  MAX_TERM_LENGTH,
   queryTerms,
   STOP_WORDS,
   type TermFrequency,

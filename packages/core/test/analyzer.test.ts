@@ -32,6 +32,13 @@ describe('analyzer', () => {
     expect(analyze('naïve cafés 東京 42nd')).toEqual(['naïve', 'cafés', '東京', '42nd']);
   });
 
+  it('cuts terms to 64 code points, in documents and queries alike', () => {
+    const long = 'ab12'.repeat(1000);
+    expect(analyze(`blob ${long} end`)).toEqual(['blob', long.slice(0, 64), 'end']);
+    expect(queryTerms(long)).toEqual([long.slice(0, 64)]);
+    expect(analyze('𠀀'.repeat(70))).toEqual(['𠀀'.repeat(64)]);
+  });
+
   it('counts term frequencies and the document length', () => {
     expect(termFrequencies('cat dog cat the cat')).toEqual({
       terms: [

@@ -42,6 +42,7 @@ export const MIGRATIONS: readonly Migration[] = [
         is_plan boolean NOT NULL,
         doc_length integer NOT NULL,
         plan_tokens text[],
+        plan_token_keys text[],
         plan_token_count integer,
         thread_id text,
         source_type text,
@@ -54,7 +55,9 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       `CREATE INDEX mnemo_records_dedup_key ON ${s}.mnemo_records (dedup_key) WHERE deleted_at IS NULL`,
       `CREATE INDEX mnemo_records_agent ON ${s}.mnemo_records (agent_id, org_id)`,
-      `CREATE INDEX mnemo_records_plan_tokens ON ${s}.mnemo_records USING gin (plan_tokens) WHERE is_plan`,
+      // Plan lookup: GIN over md5 keys of the signature tokens, since a token can be far
+      // longer than a GIN entry may be; the tokens themselves are verified exactly.
+      `CREATE INDEX mnemo_records_plan_token_keys ON ${s}.mnemo_records USING gin (plan_token_keys) WHERE is_plan`,
       `CREATE TABLE ${s}.mnemo_postings (
         record_id text NOT NULL,
         term text NOT NULL,

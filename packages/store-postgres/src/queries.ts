@@ -165,7 +165,7 @@ export async function findPlanCandidates(
   const rows = await s.all(
     `SELECT ${RECORD_COLUMNS}, r.plan_tokens
      FROM ${s.schema}.mnemo_records r
-     WHERE r.is_plan AND r.plan_tokens && ${p.texts(query.tokens)}
+     WHERE r.is_plan AND r.plan_token_keys && ARRAY(SELECT md5(t) FROM unnest(${p.texts(query.tokens)}) AS t)
        AND r.plan_token_count BETWEEN ${p.add(query.minTokens, '::int')} AND ${p.add(query.maxTokens, '::int')}
        AND ${visiblePredicate(s.schema, p, query.visibility)}`,
     p,
@@ -364,13 +364,15 @@ export async function insertRecords(
   const strings = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(x.${column}))`;
   await s.exec(
     `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
-       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
+       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_keys, plan_token_count, thread_id,
        source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
      SELECT x.id, x.agent_id, x.org_id, x.content, x.memory_type, x.scope, x.importance, ${strings('tags')}, x.metadata,
        CASE WHEN x.embedding IS NULL THEN NULL
             ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real)${pgvector ? '::vector' : ''} END,
        x.content_hash, x.dedup_key, x.is_plan, x.doc_length,
        CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${strings('plan_tokens')} END,
+       CASE WHEN x.plan_tokens IS NULL THEN NULL
+            ELSE ARRAY(SELECT md5(t) FROM jsonb_array_elements_text(x.plan_tokens) AS t) END,
        x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, x.deleted_at,
        x.access_count, x.last_accessed_at
      FROM jsonb_to_recordset(${p.add(JSON.stringify(json), '::jsonb')}) AS x(
@@ -451,7 +453,7 @@ export async function redactRecords(
   await s.exec(
     `UPDATE ${s.schema}.mnemo_records
      SET content = ${p.add(content, '::text')}, metadata = '{}'::jsonb, embedding = NULL, doc_length = 0,
-         plan_tokens = NULL, plan_token_count = NULL, deleted_at = ${time}, updated_at = ${time}
+         plan_tokens = NULL, plan_token_keys = NULL, plan_token_count = NULL, deleted_at = ${time}, updated_at = ${time}
      WHERE id = ANY(${p.texts(ids)})`,
     p,
   );

@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../canonical.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { PLAN_METADATA_KEY, PLAN_TAG } from '../../records.js';
 import type { Harness, TestApi } from './harness.js';
@@ -63,6 +64,21 @@ export function plansSpec(t: TestApi, h: Harness): void {
       expect(p4.deduplicated).toBe(false);
       await a.forget({ ids: [p1.id] });
       expect(await find(['alpha'], 1, 10)).toEqual([p2.id, p5.id]);
+    });
+
+    it('indexes signature tokens of any length', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const plans = planAccess(engine.as('agent-a'));
+      // 3,008 hex digits that do not compress: longer than a btree or GIN entry may be.
+      let long = '';
+      for (let i = 0; long.length < 3000; i += 1) long += sha256Hex(`${long}${i}`);
+      const { id } = await plans.writePlan({
+        query: `reset ${long}`,
+        payload: {},
+        tokens: [long, 'reset'],
+      });
+      const found = await plans.findCandidates({ tokens: [long], minTokens: 1, maxTokens: 2 });
+      expect(found.map((c) => [c.record.id, c.signatureTokens])).toEqual([[id, [long, 'reset']]]);
     });
 
     it('deduplicates an identical plan but keeps plans with different payloads', async () => {
