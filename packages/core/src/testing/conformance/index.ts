@@ -2,6 +2,7 @@ import { accessMatrixSpec } from './access-matrix.spec.js';
 import { auditSpec } from './audit.spec.js';
 import { concurrencySpec } from './concurrency.spec.js';
 import { forgetSpec } from './forget.spec.js';
+import { fuzzSpec } from './fuzz.spec.js';
 import { groupCommitSpec } from './group-commit.spec.js';
 import { type ConformanceOptions, createHarness, type TestApi } from './harness.js';
 import { invalidInputSpec } from './invalid-input.spec.js';
@@ -45,6 +46,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     concurrencySpec(t, h);
     groupCommitSpec(t, h);
     lifecycleSpec(t, h, options);
+    fuzzSpec(t, h);
   });
 }
 
