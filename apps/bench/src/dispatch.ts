@@ -10,6 +10,17 @@ const BENCHMARKS: Record<
     // Loaded on use: a benchmark's module pulls in the stores and their drivers.
     run: async (argv, output) => (await import('./recall/command.js')).recallCommand(argv, output),
   },
+  remember: {
+    summary:
+      'write throughput: remember (sequential, 32 in flight), rememberMany, vs the raw driver',
+    run: async (argv, output) =>
+      (await import('./remember/command.js')).rememberCommand(argv, output),
+  },
+  latency: {
+    summary: 'recall latency over N records per strategy, vs in-process BM25',
+    run: async (argv, output) =>
+      (await import('./latency/command.js')).latencyCommand(argv, output),
+  },
 };
 
 export const USAGE = `Usage: pnpm bench <name> [options]     (or: node apps/bench/dist/main.js <name> [options])

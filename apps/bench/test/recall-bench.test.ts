@@ -269,14 +269,14 @@ describe('the built program (node apps/bench/dist/main.js)', () => {
   });
 
   it('lists the benchmarks for an unknown or missing name, exit 2; --help exits 0', () => {
-    expect(run(['latency'])).toEqual({
+    expect(run(['throughput'])).toEqual({
       code: 2,
       stdout: '',
-      stderr: "bench: unknown benchmark 'latency'; available: recall\n",
+      stderr: "bench: unknown benchmark 'throughput'; available: recall, remember, latency\n",
     });
     expect(run([])).toMatchObject({
       code: 2,
-      stderr: 'bench: name a benchmark; available: recall\n',
+      stderr: 'bench: name a benchmark; available: recall, remember, latency\n',
     });
     expect(run(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('recall ') });
     expect(run(['recall', '--help'])).toMatchObject({

@@ -1,0 +1,176 @@
+import { performance } from 'node:perf_hooks';
+import { createEngine } from '@mnemo/core';
+import { createHashEmbedder } from '@mnemo/core/testing';
+import { Bm25Index } from '../recall/baseline-bm25.js';
+import { errorMessage } from '../shared/errors.js';
+import { type MachineInfo, machineInfo } from '../shared/machine.js';
+import { percentile } from '../shared/stats.js';
+import {
+  countRecords,
+  createFreshStore,
+  onSignals,
+  postgresVersion,
+  type StoreTarget,
+} from '../shared/stores.js';
+import { loadWorkload, makeTexts, spread, type Workload } from '../shared/workload.js';
+
+export const DIMENSIONS = 384;
+/** Timed recalls per strategy. */
+export const QUERIES = 200;
+/** Untimed recalls per strategy before the timed ones. */
+export const WARMUP = 5;
+export const LIMIT = 10;
+export const LOAD_BATCH = 1000;
+export const AGENT = 'bench-reader';
+export const LATENCY_STRATEGIES = ['lexical', 'semantic', 'hybrid'] as const;
+export type LatencyStrategy = (typeof LATENCY_STRATEGIES)[number];
+
+export interface LatencyBenchOptions {
+  records: number;
+  dataPath: string;
+  store: StoreTarget;
+  /** Timed recalls per strategy (default 200). */
+  queries?: number;
+  progress?: (line: string) => void;
+}
+
+export interface Latencies {
+  p50Ms: number;
+  p95Ms: number;
+  meanMs: number;
+  maxMs: number;
+}
+
+export interface LatencyBenchResult {
+  bench: 'latency';
+  store: StoreTarget['kind'];
+  records: number;
+  queries: number;
+  strategies: Record<LatencyStrategy, Latencies & { meanHits: number }>;
+  baseline: Latencies & { name: 'bm25-inprocess'; buildMs: number };
+  load: { records: number; ms: number; storedRecords: number };
+  storeInfo: Record<string, string>;
+  totalMs: number;
+  machine: MachineInfo;
+  data: Workload['data'];
+}
+
+function summarizeTimes(times: readonly number[]): Latencies {
+  return {
+    p50Ms: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+    meanMs: times.reduce((a, b) => a + b, 0) / times.length,
+    maxMs: Math.max(...times),
+  };
+}
+
+/**
+ * Loads `records` records into a fresh store with `rememberMany` (chunks of
+ * 1,000, hash embedder 384 d, one agent), then times `queries` recalls per
+ * strategy with LoCoMo questions, and the in-process BM25 baseline over the
+ * same texts with the same questions.
+ */
+export async function runLatencyBench(options: LatencyBenchOptions): Promise<LatencyBenchResult> {
+  const started = performance.now();
+  const progress = options.progress ?? (() => undefined);
+  const queries = options.queries ?? QUERIES;
+  const workload = await loadWorkload(options.dataPath);
+  const texts = makeTexts(workload.turns, options.records);
+  const questions = spread(workload.questions, queries);
+  const warmup = spread([...workload.questions].reverse(), WARMUP);
+  progress(
+    `data: ${workload.data.path} — ${workload.turns.length} turns → ${options.records} records; ${queries} of ${workload.questions.length} questions`,
+  );
+  const storeInfo: Record<string, string> =
+    options.store.kind === 'postgres'
+      ? { serverVersion: await postgresVersion(options.store.url) }
+      : {};
+
+  // The baseline first: it needs nothing but the texts.
+  const b0 = performance.now();
+  const index = new Bm25Index(texts.map((text, i) => ({ id: String(i), text })));
+  const buildMs = performance.now() - b0;
+  for (const q of warmup) index.search(q, LIMIT);
+  const baselineTimes = questions.map((q) => {
+    const t0 = performance.now();
+    index.search(q, LIMIT);
+    return performance.now() - t0;
+  });
+  progress(
+    `[baseline] BM25 in-process over ${texts.length} texts: built in ${buildMs.toFixed(0)} ms, p50 ${percentile(baselineTimes, 50).toFixed(2)} ms`,
+  );
+
+  const fresh = await createFreshStore(options.store, DIMENSIONS);
+  const engine = createEngine({
+    store: fresh.store,
+    embedder: createHashEmbedder({ dimensions: DIMENSIONS }),
+  });
+  const cleanup = async () => {
+    await engine.close().catch(() => undefined);
+    await fresh.dispose().catch(() => undefined);
+  };
+  const stopOnSignal = onSignals(cleanup);
+  try {
+    await engine.init();
+    const handle = engine.as(AGENT);
+    const l0 = performance.now();
+    let written = 0;
+    for (let start = 0; start < texts.length; start += LOAD_BATCH) {
+      const results = await handle.rememberMany(
+        texts.slice(start, start + LOAD_BATCH).map((content) => ({ content })),
+      );
+      written += results.filter((r) => !r.deduplicated).length;
+      if ((start / LOAD_BATCH) % 10 === 9 || start + LOAD_BATCH >= texts.length) {
+        progress(
+          `[load] ${written}/${texts.length} records, ${((performance.now() - l0) / 1000).toFixed(1)} s`,
+        );
+      }
+    }
+    const loadMs = performance.now() - l0;
+    const storedRecords = await countRecords(fresh.store);
+    if (storedRecords !== options.records || written !== options.records) {
+      throw new Error(
+        `loaded ${options.records} texts, ${written} new records, but the store holds ${storedRecords}`,
+      );
+    }
+
+    const strategies = {} as LatencyBenchResult['strategies'];
+    for (const strategy of LATENCY_STRATEGIES) {
+      for (const query of warmup) await handle.recall({ query, strategy, limit: LIMIT });
+      const times: number[] = [];
+      let hits = 0;
+      for (const query of questions) {
+        const t0 = performance.now();
+        const result = await handle.recall({ query, strategy, limit: LIMIT });
+        times.push(performance.now() - t0);
+        hits += result.hits.length;
+      }
+      strategies[strategy] = { ...summarizeTimes(times), meanHits: hits / questions.length };
+      progress(
+        `[${strategy}] ${times.length} recalls: p50 ${strategies[strategy].p50Ms.toFixed(2)} ms, p95 ${strategies[strategy].p95Ms.toFixed(2)} ms`,
+      );
+    }
+    stopOnSignal();
+    await engine.close();
+    await fresh.dispose();
+    return {
+      bench: 'latency',
+      store: options.store.kind,
+      records: options.records,
+      queries,
+      strategies,
+      baseline: { name: 'bm25-inprocess', ...summarizeTimes(baselineTimes), buildMs },
+      load: { records: written, ms: loadMs, storedRecords },
+      storeInfo,
+      totalMs: performance.now() - started,
+      machine: machineInfo(),
+      data: workload.data,
+    };
+  } catch (error) {
+    stopOnSignal();
+    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
+    await engine.close().catch(warn);
+    await fresh.dispose().catch(warn);
+    throw error;
+  }
+}

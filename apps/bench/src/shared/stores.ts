@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MemoryStore } from '@mnemo/core';
+import { createDuckDBStore } from '@mnemo/store-duckdb';
+import { createPostgresStore } from '@mnemo/store-postgres';
+import pg from 'pg';
+import { type FlagValues, oneOf, stringFlag } from './args.js';
+import { UsageError } from './errors.js';
+
+/** `--store duckdb` (a temp file) or `--store postgres --pg-url <url>` (a new schema). */
+export type StoreTarget = { kind: 'duckdb' } | { kind: 'postgres'; url: string };
+
+/** Reads `--store` and `--pg-url` (see `recall`'s rules); throws `UsageError`. */
+export function parseStoreTarget(values: FlagValues): StoreTarget {
+  const kind = oneOf('--store', stringFlag(values, 'store'), ['duckdb', 'postgres'], 'duckdb');
+  const url = stringFlag(values, 'pg-url');
+  if (kind === 'duckdb') {
+    if (url !== undefined) throw new UsageError('--pg-url applies to --store postgres only');
+    return { kind };
+  }
+  if (url === undefined) throw new UsageError('--store postgres needs --pg-url <url>');
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new UsageError(
+      '--pg-url must be a postgres:// or postgresql:// URL, e.g. postgres://user:pw@127.0.0.1:5432/db',
+    );
+  }
+  return { kind, url };
+}
+
+/** `text` with the PostgreSQL password of `target` (if any) masked. */
+export function redactPassword(text: string, target: StoreTarget | undefined): string {
+  if (target?.kind !== 'postgres') return text;
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(target.url).password);
+  } catch {
+    return text;
+  }
+  return password === '' ? text : text.split(password).join('***');
+}
+
+/** A unique name for a benchmark's schema or file: `mnemo_bench_<time>_<random>`. */
+export function uniqueName(prefix = 'mnemo_bench'): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+/** A fresh mnemo store for one measurement, and how to remove it. */
+export interface FreshStore {
+  store: MemoryStore;
+  /** `temp file` or `schema <name>`. */
+  location: string;
+  /** Deletes the temp folder or drops the schema. Call after the engine is closed. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A fresh mnemo store with embeddings of `dimensions` in a fixed-size column:
+ * DuckDB `FLOAT[n]` in a file of a new temp folder; PostgreSQL a new schema
+ * (`vector(n)` when the server has pgvector, else `real[]`).
+ */
+export async function createFreshStore(
+  target: StoreTarget,
+  dimensions: number,
+): Promise<FreshStore> {
+  if (target.kind === 'duckdb') {
+    const folder = await mkdtemp(join(tmpdir(), 'mnemo-bench-'));
+    return {
+      store: createDuckDBStore({
+        path: join(folder, 'bench.duckdb'),
+        vectorDimensions: dimensions,
+      }),
+      location: 'temp file',
+      dispose: () => rm(folder, { recursive: true, force: true }),
+    };
+  }
+  const schema = uniqueName();
+  let disposed = false;
+  return {
+    store: createPostgresStore({
+      connectionString: target.url,
+      schema,
+      vectorDimensions: dimensions,
+    }),
+    location: `schema ${schema}`,
+    dispose: async () => {
+      if (disposed) return;
+      disposed = true;
+      await withPgClient(target.url, (client) =>
+        client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
+      );
+    },
+  };
+}
+
+/** Counts the records of `store` (all agents, through `scanRecords`). */
+export async function countRecords(store: MemoryStore): Promise<number> {
+  let count = 0;
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await store.scanRecords({
+      ...(afterId === undefined ? {} : { afterId }),
+      limit: 5000,
+    });
+    count += page.length;
+    if (page.length < 5000) return count;
+    afterId = page[page.length - 1]?.id;
+  }
+}
+
+/** The server's version (`server_version`). */
+export async function postgresVersion(url: string): Promise<string> {
+  return withPgClient(url, async (client) => {
+    const result = await client.query<{ v: string }>(
+      "SELECT current_setting('server_version') AS v",
+    );
+    return result.rows[0]?.v ?? 'unknown';
+  });
+}
+
+const PG_TIMEOUT_MS = 10_000;
+
+/** A `pg` client of its own, connected for `fn` and ended afterwards. */
+export async function withPgClient<T>(
+  url: string,
+  fn: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: PG_TIMEOUT_MS,
+    application_name: 'mnemo-bench',
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Runs `cleanup` and exits 130 on SIGINT/SIGTERM; returns a function removing the handlers. */
+export function onSignals(cleanup: () => Promise<void>): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    process.stderr.write(`bench: ${signal}, removing the benchmark's stores…\n`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}

@@ -1,0 +1,242 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/dispatch.js';
+import { latencyCommand, parseLatencyArgs } from '../src/latency/command.js';
+import { parseRememberArgs, rememberCommand } from '../src/remember/command.js';
+import { memoryOutput, type Output } from '../src/shared/output.js';
+import { DEFAULT_LOCOMO, makeTexts, spread } from '../src/shared/workload.js';
+
+const fixture = fileURLToPath(new URL('fixtures/locomo-tiny.json', import.meta.url));
+const PG_URL = process.env.MNEMO_TEST_PG_URL;
+
+async function run(
+  command: (argv: readonly string[], output: Output) => Promise<number>,
+  ...args: string[]
+) {
+  const output = memoryOutput();
+  const code = await command(args, output);
+  const last = output.stdout.at(-1);
+  return {
+    code,
+    stderr: output.stderr,
+    // biome-ignore lint/suspicious/noExplicitAny: the JSON line, checked field by field
+    json: (code === 0 && last !== undefined ? JSON.parse(last) : undefined) as any,
+  };
+}
+
+describe('workload', () => {
+  it('repeats the turns with a distinct suffix per record', () => {
+    expect(makeTexts(['a', 'b'], 5)).toEqual(['a #0', 'b #1', 'a #2', 'b #3', 'a #4']);
+    expect(new Set(makeTexts(['x'], 100)).size).toBe(100);
+  });
+  it('spreads picks over the list, cycling when it is short', () => {
+    expect(spread([1, 2, 3, 4], 2)).toEqual([1, 3]);
+    expect(spread([1, 2], 5)).toEqual([1, 2, 1, 2, 1]);
+  });
+});
+
+describe('bench remember: arguments', () => {
+  it('parses --n, --data, --store and --pg-url', () => {
+    expect(parseRememberArgs(['--n', '50'])).toEqual({
+      help: false,
+      n: 50,
+      dataPath: DEFAULT_LOCOMO,
+      store: { kind: 'duckdb' },
+    });
+    expect(
+      parseRememberArgs([
+        '--',
+        '--n',
+        '7',
+        '--data',
+        'x.json',
+        '--store',
+        'postgres',
+        '--pg-url',
+        'postgres://u:p@h:1/d',
+      ]),
+    ).toEqual({
+      help: false,
+      n: 7,
+      dataPath: 'x.json',
+      store: { kind: 'postgres', url: 'postgres://u:p@h:1/d' },
+    });
+    expect(parseRememberArgs(['-h'])).toEqual({ help: true });
+  });
+
+  it.each([
+    [[]],
+    [['--n', '0']],
+    [['--n', 'ten']],
+    [['--n', '5', '--store', 'sqlite']],
+    [['--n', '5', '--store', 'postgres']],
+    [['--n', '5', '--store', 'postgres', '--pg-url', 'http://x']],
+    [['--n', '5', '--pg-url', 'postgres://h/d']],
+    [['--n', '5', '--records', '3']],
+    [['--n', '5', 'extra']],
+  ])('rejects %j with exit code 2', async (argv) => {
+    const result = await run(rememberCommand, ...argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr.at(-1)).toMatch(/^bench remember: .*\(see --help\)$/);
+  });
+
+  it('exits 2 for a data file that is not there', async () => {
+    const result = await run(rememberCommand, '--n', '5', '--data', '/nonexistent/locomo.json');
+    expect(result.code).toBe(2);
+  });
+});
+
+describe('bench latency: arguments', () => {
+  it('parses --records, --queries, --data, --store and --pg-url', () => {
+    expect(parseLatencyArgs(['--records', '100'])).toEqual({
+      help: false,
+      records: 100,
+      queries: 200,
+      dataPath: DEFAULT_LOCOMO,
+      store: { kind: 'duckdb' },
+    });
+    expect(
+      parseLatencyArgs([
+        '--records',
+        '9',
+        '--queries',
+        '3',
+        '--store',
+        'postgres',
+        '--pg-url',
+        'postgresql://h/d',
+      ]),
+    ).toMatchObject({
+      records: 9,
+      queries: 3,
+      store: { kind: 'postgres', url: 'postgresql://h/d' },
+    });
+  });
+
+  it.each([
+    [[]],
+    [['--records', '-1']],
+    [['--records', '10', '--queries', '0']],
+    [['--records', '10', '--store', 'postgres']],
+    [['--records', '10', '--n', '3']],
+  ])('rejects %j with exit code 2', async (argv) => {
+    const result = await run(latencyCommand, ...argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr.at(-1)).toMatch(/^bench latency: .*\(see --help\)$/);
+  });
+});
+
+describe('dispatcher', () => {
+  it('lists the new benchmarks', async () => {
+    const output = memoryOutput();
+    expect(await main(['--help'], output)).toBe(0);
+    expect(output.stdout.join('\n')).toMatch(/remember .*\n.*latency /);
+  });
+});
+
+function expectRememberJson(json: Record<string, unknown>, store: string, n: number) {
+  expect(json).toMatchObject({
+    bench: 'remember',
+    store,
+    n,
+    records: { sequential: n, concurrent: n, batch: n, rawSequential: n, rawBatch: n },
+  });
+  for (const key of [
+    'sequentialPerSec',
+    'concurrentPerSec',
+    'batchPerSec',
+    'rawSequentialPerSec',
+    'rawBatchPerSec',
+  ]) {
+    expect(json[key], key).toBeGreaterThan(0);
+  }
+  expect(Object.keys(json.ratios as object).sort()).toEqual([
+    'batchVsRawBatch',
+    'concurrentVsRawSequential',
+    'sequentialVsRawSequential',
+  ]);
+  expect(json.machine).toMatchObject({ cores: expect.any(Number), node: process.version });
+  expect(json.data).toMatchObject({
+    path: fixture,
+    sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+  });
+}
+
+function expectLatencyJson(json: Record<string, unknown>, store: string, records: number) {
+  expect(json).toMatchObject({
+    bench: 'latency',
+    store,
+    records,
+    queries: 20,
+    load: { records, storedRecords: records },
+    baseline: { name: 'bm25-inprocess' },
+  });
+  for (const strategy of ['lexical', 'semantic', 'hybrid']) {
+    for (const p of ['P50Ms', 'P95Ms']) {
+      expect(json[`${strategy}${p}`], `${strategy}${p}`).toBeGreaterThan(0);
+    }
+  }
+  expect(json.vsBaseline).toMatchObject({ lexicalP50: expect.any(Number) });
+}
+
+describe('bench remember and latency: end to end on DuckDB', () => {
+  it('remember --n 50: every mode writes exactly 50 records', async () => {
+    const result = await run(rememberCommand, '--n', '50', '--data', fixture);
+    expect(result.code, result.stderr.join('\n')).toBe(0);
+    expectRememberJson(result.json, 'duckdb', 50);
+    expect(result.stderr.some((line) => line.includes('store holds 50'))).toBe(true);
+  }, 120_000);
+
+  it('latency --records 100: the store holds exactly 100 records', async () => {
+    const result = await run(
+      latencyCommand,
+      '--records',
+      '100',
+      '--queries',
+      '20',
+      '--data',
+      fixture,
+    );
+    expect(result.code, result.stderr.join('\n')).toBe(0);
+    expectLatencyJson(result.json, 'duckdb', 100);
+  }, 120_000);
+});
+
+describe.skipIf(PG_URL === undefined)(
+  'bench remember and latency: end to end on PostgreSQL',
+  () => {
+    it('remember --n 50', async () => {
+      const result = await run(
+        rememberCommand,
+        '--n',
+        '50',
+        '--data',
+        fixture,
+        '--store',
+        'postgres',
+        '--pg-url',
+        PG_URL as string,
+      );
+      expect(result.code, result.stderr.join('\n')).toBe(0);
+      expectRememberJson(result.json, 'postgres', 50);
+    }, 120_000);
+
+    it('latency --records 100', async () => {
+      const result = await run(
+        latencyCommand,
+        '--records',
+        '100',
+        '--queries',
+        '20',
+        '--data',
+        fixture,
+        '--store',
+        'postgres',
+        '--pg-url',
+        PG_URL as string,
+      );
+      expect(result.code, result.stderr.join('\n')).toBe(0);
+      expectLatencyJson(result.json, 'postgres', 100);
+    }, 120_000);
+  },
+);
