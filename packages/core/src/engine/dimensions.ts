@@ -1,5 +1,5 @@
 import { MnemoError } from '../errors.js';
-import type { NewRecord, StoreTx } from '../ports/memory-store.js';
+import type { MemoryStore, NewRecord, StoreTx } from '../ports/memory-store.js';
 
 export function dimensionMismatch(expected: number, actual: number): MnemoError {
   return new MnemoError(
@@ -27,4 +27,16 @@ export async function checkEmbeddingDimensions(
   const size = (await tx.embeddingDimensions()) ?? (await tx.fixEmbeddingDimensions(first));
   const wrong = sizes.find((other) => other !== size);
   if (wrong !== undefined) throw dimensionMismatch(size, wrong);
+}
+
+// Once a store has an embedding size it never changes, so it is read once per store.
+const fixedSizes = new WeakMap<MemoryStore, number>();
+
+/** The store's embedding size (null before the first embedding), read from the store until it is fixed. */
+export async function storeEmbeddingDimensions(store: MemoryStore): Promise<number | null> {
+  const known = fixedSizes.get(store);
+  if (known !== undefined) return known;
+  const size = await store.embeddingDimensions();
+  if (size !== null) fixedSizes.set(store, size);
+  return size;
 }

@@ -37,7 +37,7 @@ import {
   validateTags,
   validateUnitInterval,
 } from '../validation.js';
-import { dimensionMismatch } from './dimensions.js';
+import { dimensionMismatch, storeEmbeddingDimensions } from './dimensions.js';
 import { embedTexts } from './embed.js';
 import type { EngineContext } from './engine-context.js';
 import { fuseLanes, type Lane, type LaneScore, recencyLane } from './fusion.js';
@@ -275,7 +275,7 @@ export class MemoryHandle {
     let semantic: ScoredRecord[] | undefined;
     if (strategy !== 'lexical') {
       const [vector] = (await embedTexts(embedder, [query])) as [Float32Array];
-      const size = await store.embeddingDimensions();
+      const size = await storeEmbeddingDimensions(store);
       if (size !== null && size !== vector.length) throw dimensionMismatch(size, vector.length);
       semantic =
         size === null
