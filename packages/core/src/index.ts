@@ -22,6 +22,12 @@ export type {
   AuditVerification,
   VerifyAuditOptions,
 } from './audit/verify-audit.js';
+export type {
+  RecordProblem,
+  RecordProblemKind,
+  RecordVerification,
+  VerifyRecordsOptions,
+} from './audit/verify-records.js';
 export { canonicalJson, sha256Hex } from './canonical.js';
 export { createUuidV7Generator, noopEmbedder, systemClock } from './defaults.js';
 export { createEngine, type Engine, type EngineOptions } from './engine/create-engine.js';
@@ -38,7 +44,6 @@ export {
   type ForgetMode,
   type ForgetResult,
   MemoryHandle,
-  REDACTED_CONTENT,
   type RecallHit,
   type RecallInput,
   type RecallResult,
@@ -99,6 +104,7 @@ export {
   type Principal,
   permissionFromLevel,
   permissionLevel,
+  REDACTED_CONTENT,
   RESERVED_TAG_PATTERN,
   SCOPES,
   type Scope,

@@ -79,3 +79,6 @@ export interface MemoryRecord {
 export function isPlanRecord(record: Pick<MemoryRecord, 'tags'>): boolean {
   return record.tags.includes(PLAN_TAG);
 }
+
+/** Text that replaces the content of a record redacted through `forget`. */
+export const REDACTED_CONTENT = '[redacted]';

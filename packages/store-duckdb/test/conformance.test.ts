@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runConformanceSuite } from '@mnemo/core/testing';
 import * as vitest from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
+import { runOnFile, tamperStatements } from './tamper.js';
 
 runConformanceSuite(vitest, {
   name: 'duckdb :memory:',
@@ -20,4 +21,14 @@ runConformanceSuite(vitest, {
     return store;
   },
   destroyStore: (store) => rmSync(folders.get(store) as string, { recursive: true, force: true }),
+  // Close the file, attack it as anyone with the file could, and reopen it.
+  tamper: async (store, attack) => {
+    const folder = folders.get(store) as string;
+    const path = join(folder, 'mnemo.duckdb');
+    await store.close();
+    await runOnFile(path, tamperStatements(attack));
+    const reopened = createDuckDBStore({ path });
+    await reopened.init();
+    return reopened;
+  },
 });

@@ -28,25 +28,6 @@ function open(path: string, ids = createSequentialIds()) {
   return { store, engine };
 }
 
-/** Raw SQL against the file, as an attacker with file access would run it. */
-async function tamper(path: string, ...statements: string[]): Promise<void> {
-  const instance = await DuckDBInstance.create(path);
-  const connection = await instance.connect();
-  for (const sql of statements) await connection.run(sql);
-  connection.closeSync();
-  instance.closeSync();
-}
-
-async function seed(path: string) {
-  const { engine, store } = open(path);
-  await engine.init();
-  const a = engine.as('agent-a');
-  for (let i = 0; i < 5; i += 1) await a.remember({ content: `entry ${i}` });
-  const verification = await engine.verifyAudit();
-  await store.close();
-  return verification.heads;
-}
-
 describe('DuckDB file store', () => {
   it('keeps records and the audit chain across close and reopen', async () => {
     const path = join(folder, 'm.duckdb');
@@ -127,82 +108,5 @@ describe('DuckDB file store', () => {
       { content: '[redacted]', metadata: '{}', content_hash: contentHash, deleted: true },
     ]);
     expect(postings).toEqual([{ n: 0n }]);
-  });
-
-  it('detects a changed, deleted, reordered or inserted audit event, and a deleted head event', async () => {
-    const attacks: [string, string[], { kind: string; seq: number }][] = [
-      [
-        'changed details',
-        [`UPDATE mnemo_audit_events SET details = '{"forged":true}' WHERE seq = 3`],
-        { kind: 'hash_mismatch', seq: 3 },
-      ],
-      [
-        'changed record ids',
-        [`UPDATE mnemo_audit_events SET record_ids = ['x'] WHERE seq = 2`],
-        { kind: 'hash_mismatch', seq: 2 },
-      ],
-      [
-        'deleted event',
-        ['DELETE FROM mnemo_audit_events WHERE seq = 2'],
-        { kind: 'seq_gap', seq: 2 },
-      ],
-      [
-        'swapped events',
-        [
-          'UPDATE mnemo_audit_events SET seq = 100 WHERE seq = 2',
-          'UPDATE mnemo_audit_events SET seq = 2 WHERE seq = 3',
-          'UPDATE mnemo_audit_events SET seq = 3 WHERE seq = 100',
-        ],
-        { kind: 'hash_mismatch', seq: 2 },
-      ],
-      [
-        'inserted event',
-        [
-          'UPDATE mnemo_audit_events SET seq = seq + 10 WHERE seq >= 3',
-          'UPDATE mnemo_audit_events SET seq = seq - 9 WHERE seq >= 13',
-          `INSERT INTO mnemo_audit_events SELECT chain, 3, 'forged', occurred_at, principal, op, record_ids, details, hash, hash FROM mnemo_audit_events WHERE seq = 2`,
-        ],
-        { kind: 'hash_mismatch', seq: 3 },
-      ],
-      [
-        'deleted head event',
-        ['DELETE FROM mnemo_audit_events WHERE seq = 5'],
-        { kind: 'head_mismatch', seq: 5 },
-      ],
-    ];
-    for (const [label, statements, expected] of attacks) {
-      const path = join(folder, `${label.replaceAll(' ', '-')}.duckdb`);
-      await seed(path);
-      await tamper(path, ...statements);
-      const { engine } = open(path);
-      await engine.init();
-      const [problem, ...more] = (await engine.verifyAudit()).problems;
-      expect({ label, kind: problem?.kind, seq: problem?.seq, more: more.length }).toEqual({
-        label,
-        ...expected,
-        more: 0,
-      });
-    }
-  });
-
-  it('detects a truncated tail given the head the application kept', async () => {
-    const path = join(folder, 'truncated.duckdb');
-    const heads = await seed(path);
-    // The attacker removes the last two events and rewinds the recorded head consistently.
-    const instance = await DuckDBInstance.create(path);
-    const connection = await instance.connect();
-    await connection.run('DELETE FROM mnemo_audit_events WHERE seq > 3');
-    await connection.run(
-      'UPDATE mnemo_audit_heads SET seq = 3, hash = (SELECT hash FROM mnemo_audit_events WHERE seq = 3)',
-    );
-    connection.closeSync();
-    instance.closeSync();
-    const { engine } = open(path);
-    await engine.init();
-    expect((await engine.verifyAudit()).ok).toBe(true);
-    const verification = await engine.verifyAudit({ knownHeads: heads });
-    expect(verification.problems.map((p) => [p.kind, p.chain, p.seq])).toEqual([
-      ['truncated', 'agent-a', 4],
-    ]);
   });
 });

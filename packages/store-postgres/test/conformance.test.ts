@@ -2,7 +2,15 @@ import type { MemoryStore } from '@mnemo/core';
 import { runConformanceSuite } from '@mnemo/core/testing';
 import * as vitest from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { describePostgres, dropSchema, PG_URL, PGVECTOR_URL, uniqueSchema } from './database.js';
+import {
+  describePostgres,
+  dropSchema,
+  PG_URL,
+  PGVECTOR_URL,
+  queryOn,
+  uniqueSchema,
+} from './database.js';
+import { tamperStatements } from './tamper.js';
 
 const schemas = new WeakMap<MemoryStore, string>();
 
@@ -21,7 +29,14 @@ function suite(name: string, url: string | undefined, vector: 'array' | 'pgvecto
       schemas.set(store, schema);
       return store;
     },
-    destroyStore: (store) => dropSchema(schemas.get(store) as string),
+    destroyStore: (store) => dropSchema(schemas.get(store) as string, url),
+    // Attack the tables over a connection of its own, as anyone with database access could.
+    tamper: async (store, attack) => {
+      for (const [sql, values] of tamperStatements(schemas.get(store) as string, attack)) {
+        await queryOn(url, sql, values);
+      }
+      return store;
+    },
   });
 }
 

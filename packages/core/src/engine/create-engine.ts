@@ -3,6 +3,11 @@ import {
   type VerifyAuditOptions,
   verifyAudit,
 } from '../audit/verify-audit.js';
+import {
+  type RecordVerification,
+  type VerifyRecordsOptions,
+  verifyRecords,
+} from '../audit/verify-records.js';
 import { createUuidV7Generator, noopEmbedder, systemClock } from '../defaults.js';
 import { invalidInput } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -59,6 +64,12 @@ export interface Engine {
   as(agentId: string, options?: { orgId?: string }): MemoryHandle;
   /** Verifies every audit chain; see `VerifyAuditOptions`. */
   verifyAudit(options?: VerifyAuditOptions): Promise<AuditVerification>;
+  /**
+   * Verifies every record against its hash and the audit log (a changed,
+   * forged, vanished or resurrected record); see `verifyRecords`. Run it with
+   * `verifyAudit`, which proves the log it relies on.
+   */
+  verifyRecords(options?: VerifyRecordsOptions): Promise<RecordVerification>;
   /**
    * Every record of the store (all owners, deleted ones and plans included)
    * with its grants, in id order: a backup or migration stream. Operator-level:
@@ -119,6 +130,7 @@ function engineFrom(context: EngineContext): Engine {
         orgId: asOptions?.orgId === undefined ? null : validateId('orgId', asOptions.orgId),
       }),
     verifyAudit: (verifyOptions) => verifyAudit(context.store, verifyOptions),
+    verifyRecords: (verifyOptions) => verifyRecords(context.store, verifyOptions),
     exportRecords: (exportOptions) => {
       const pageSize = exportOptions?.pageSize ?? 500;
       if (!Number.isInteger(pageSize) || pageSize < 1)

@@ -18,6 +18,7 @@ import {
   type Permission,
   type Principal,
   permissionLevel,
+  REDACTED_CONTENT,
   type Scope,
 } from '../records.js';
 import {
@@ -127,9 +128,6 @@ export interface ShareResult {
   grantees: string[];
   expiresAt: Date | null;
 }
-
-/** Text that replaces the content of a redacted record. */
-export const REDACTED_CONTENT = '[redacted]';
 
 /** Internal write request: what `remember` and the plan write path share. */
 export interface RecordDraft {

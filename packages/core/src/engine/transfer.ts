@@ -3,7 +3,13 @@ import { appendAuditEntries } from '../audit/append-audit.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
 import type { Grant, NewRecord } from '../ports/memory-store.js';
-import { isPlanRecord, type JsonObject, type MemoryRecord, PLAN_METADATA_KEY } from '../records.js';
+import {
+  isPlanRecord,
+  type JsonObject,
+  type MemoryRecord,
+  PLAN_METADATA_KEY,
+  REDACTED_CONTENT,
+} from '../records.js';
 import {
   checkKeys,
   validateArray,
@@ -20,7 +26,6 @@ import {
 } from '../validation.js';
 import { checkEmbeddingDimensions } from './dimensions.js';
 import type { EngineContext } from './engine-context.js';
-import { REDACTED_CONTENT } from './memory-handle.js';
 import { WRITE_CHUNK_SIZE } from './write-records.js';
 
 /** One record as exported: every field, and every grant on it. */
@@ -119,7 +124,12 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
         owned.map((record) => ({
           op: 'import',
           recordIds: [record.id],
-          details: { contentHash: record.contentHash },
+          // The deletion state comes with the record: recorded so `verifyRecords` can tell it from tampering.
+          details: {
+            contentHash: record.contentHash,
+            deleted: record.deletedAt !== null,
+            redacted: isRedacted(record),
+          },
         })),
       );
     }

@@ -1,6 +1,7 @@
 import { planAccess } from '../../engine/plan-access.js';
 import { type Permission, permissionLevel, type Scope } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
+import { tally } from '../reliability-tally.js';
 import type { Harness, TestApi } from './harness.js';
 
 interface Relation {
@@ -196,6 +197,23 @@ export function accessMatrixSpec(t: TestApi, h: Harness): void {
           });
         }
       }
+      // One case per operation checked: recall per strategy and the plan lookup, then get,
+      // forget and share per scope. A case whose outcome differs from the rule counts as a leak.
+      const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+      let cases = 0;
+      let differing = 0;
+      expectations.forEach((expected, i) => {
+        const found = results[i] ?? {};
+        const outcomes = 'scope' in expected ? ['get', 'forget', 'share'] : ['op'];
+        cases += outcomes.length;
+        differing +=
+          'scope' in expected
+            ? outcomes.filter((key) => !same(found[key], expected[key])).length
+            : same(found, expected)
+              ? 0
+              : 1;
+      });
+      tally({ matrixCases: cases, leaks: differing });
       expect(results).toEqual(expectations);
       expect((await engine.verifyAudit()).ok).toBe(true);
     });

@@ -25,6 +25,7 @@ export function concurrencySpec(t: TestApi, h: Harness): void {
       const verification = await engine.verifyAudit();
       expect([verification.ok, verification.events, verification.chains]).toEqual([true, 200, 4]);
       expect(verification.heads.map((head) => head.seq)).toEqual([50, 50, 50, 50]);
+      expect((await engine.verifyRecords()).problems).toEqual([]);
     });
   });
 }

@@ -1,4 +1,4 @@
-import { REDACTED_CONTENT } from '../../engine/memory-handle.js';
+import { REDACTED_CONTENT } from '../../records.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function forgetSpec(t: TestApi, h: Harness): void {

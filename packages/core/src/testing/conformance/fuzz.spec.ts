@@ -4,6 +4,7 @@ import { planAccess } from '../../engine/plan-access.js';
 import { type ErrorCode, MnemoError } from '../../errors.js';
 import { MEMORY_TYPES, type MemoryRecord, PERMISSIONS, SCOPES } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
+import { tally } from '../reliability-tally.js';
 import { type Fixture, type Harness, START, type TestApi } from './harness.js';
 
 /**
@@ -671,6 +672,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
     const verification = await fixture.engine.verifyAudit();
     expect(verification.problems).toEqual([]);
     expect(verification.ok).toBe(true);
+    expect((await fixture.engine.verifyRecords()).problems).toEqual([]);
     expect(({} as Record<string, unknown>).polluted).toBe(undefined);
     expect(Object.keys(Object.prototype)).toEqual([]);
   }
@@ -689,6 +691,12 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
     );
   }
 
+  /** fast-check's options for `numRuns` generated inputs, counted for the reliability report. */
+  function runs(numRuns: number) {
+    tally({ fuzzRuns: numRuns });
+    return { numRuns, seed: SEED };
+  }
+
   describe('fuzz', () => {
     it('remember: succeeds and stores content byte-for-byte, or fails with INVALID_INPUT and changes nothing', async () => {
       const { fixture } = await seeded();
@@ -703,7 +711,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             expect((await handle.get(result.value.id)).content).toBe(content);
           }
         }),
-        { numRuns: 40, seed: SEED },
+        runs(40),
       );
       await finish(fixture);
     });
@@ -728,7 +736,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             expect((await handle.get(item.id)).content).toBe(list[index]?.content);
           }
         }),
-        { numRuns: 15, seed: SEED },
+        runs(15),
       );
       await finish(fixture);
     });
@@ -770,7 +778,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             for (const hit of result.value.hits) expect(Number.isFinite(hit.score)).toBe(true);
           }
         }),
-        { numRuns: 30, seed: SEED },
+        runs(30),
       );
       await finish(fixture);
     });
@@ -797,7 +805,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             for (const record of all.value) expect(list as unknown[]).toContain(record.id);
           }
         }),
-        { numRuns: 15, seed: SEED },
+        runs(15),
       );
       await finish(fixture);
     });
@@ -841,7 +849,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             () => handle.forget(value as never),
           );
         }),
-        { numRuns: 30, seed: SEED },
+        runs(30),
       );
       await finish(fixture);
     });
@@ -889,7 +897,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             () => handle.share(value as never),
           );
         }),
-        { numRuns: 30, seed: SEED },
+        runs(30),
       );
       await finish(fixture);
     });
@@ -918,7 +926,7 @@ export function fuzzSpec(t: TestApi, h: Harness): void {
             ).toBe(true);
           }
         }),
-        { numRuns: 300, seed: SEED },
+        runs(300),
       );
     });
 

@@ -2,6 +2,7 @@ import type * as Vitest from 'vitest';
 import { createEngine, type Engine, type EngineOptions } from '../../engine/create-engine.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
+import type { JsonObject } from '../../records.js';
 import { createManualClock, type ManualClock } from '../manual-clock.js';
 import { createSequentialIds } from '../sequential-ids.js';
 
@@ -18,7 +19,43 @@ export interface ConformanceOptions {
   createStore(): MemoryStore | Promise<MemoryStore>;
   /** Removes what `createStore` made (files, schemas), after the store is closed. */
   destroyStore?(store: MemoryStore): void | Promise<void>;
+  /**
+   * Makes `attack` on the store's data directly (raw SQL on its tables, as
+   * someone with access to the database or file would), bypassing the engine,
+   * and returns an initialized store to read the result through: the same
+   * one, or a new one on the same data (which the suite closes). Stores whose
+   * data cannot be reached from outside (an in-memory database) leave it out,
+   * and the tamper-evidence spec is skipped for them.
+   */
+  tamper?(store: MemoryStore, attack: TamperAttack): Promise<MemoryStore>;
 }
+
+/** An attack on stored data; see `ConformanceOptions.tamper`. */
+export type TamperAttack =
+  /** Overwrites columns of a record row; the others stay. `deleted` sets or clears its deletion time. */
+  | {
+      kind: 'update_record';
+      id: string;
+      content?: string;
+      contentHash?: string;
+      metadata?: JsonObject;
+      tags?: string[];
+      deleted?: boolean;
+    }
+  /** Removes a record row (and nothing else). */
+  | { kind: 'delete_record'; id: string }
+  /** Inserts a copy of a record row under a new id. */
+  | { kind: 'copy_record'; id: string; newId: string }
+  /** Replaces the details of the audit event at `seq` of `chain`. */
+  | { kind: 'update_event'; chain: string; seq: number; details: JsonObject }
+  /** Removes the audit event at `seq` of `chain` (the recorded head stays). */
+  | { kind: 'delete_event'; chain: string; seq: number }
+  /** Exchanges the positions of two audit events of `chain`. */
+  | { kind: 'swap_events'; chain: string; seqs: [number, number] }
+  /** Shifts the events from `seq` on by one and puts a copy of event `seq - 1` at `seq`. */
+  | { kind: 'insert_event'; chain: string; seq: number }
+  /** Removes the events after `seq` and rewinds the recorded head to it, consistently. */
+  | { kind: 'truncate_chain'; chain: string; seq: number };
 
 /** The instant every conformance test starts at. */
 export const START = '2026-01-01T00:00:00.000Z';

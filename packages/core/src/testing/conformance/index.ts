@@ -14,6 +14,7 @@ import { recallSemanticSpec } from './recall-semantic.spec.js';
 import { rememberSpec } from './remember.spec.js';
 import { rememberManySpec } from './remember-many.spec.js';
 import { shareSpec } from './share.spec.js';
+import { tamperSpec } from './tamper.spec.js';
 import { transferSpec } from './transfer.spec.js';
 import { visibilitySpec } from './visibility.spec.js';
 
@@ -47,8 +48,15 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     groupCommitSpec(t, h);
     lifecycleSpec(t, h, options);
     fuzzSpec(t, h);
+    tamperSpec(t, h, options);
   });
 }
 
-export type { ConformanceOptions, Fixture, Harness, TestApi } from './harness.js';
+export type {
+  ConformanceOptions,
+  Fixture,
+  Harness,
+  TamperAttack,
+  TestApi,
+} from './harness.js';
 export { START } from './harness.js';

@@ -63,6 +63,7 @@ export function transferSpec(t: TestApi, h: Harness): void {
       ]);
       const verification = await target.engine.verifyAudit();
       expect([verification.ok, verification.events]).toEqual([true, 5]);
+      expect((await target.engine.verifyRecords()).problems).toEqual([]);
 
       // The imported store works: search, plans, grants, dedup.
       const b = target.engine.as('agent-b', { orgId: 'acme' });

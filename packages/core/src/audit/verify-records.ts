@@ -1,0 +1,190 @@
+import { invalidInput } from '../errors.js';
+import { contentHash } from '../hashing.js';
+import type { MemoryStore } from '../ports/memory-store.js';
+import { type JsonValue, type MemoryRecord, REDACTED_CONTENT } from '../records.js';
+
+export type RecordProblemKind =
+  /** The record's fields no longer hash to its `contentHash`: content, metadata, tags, scope… changed. */
+  | 'hash_mismatch'
+  /** The record's `contentHash` is not the one its `remember`/`import` event recorded. */
+  | 'audit_mismatch'
+  /** No `remember` or `import` event names the record: it was inserted behind the engine's back. */
+  | 'unaudited'
+  /** A `remember`/`import` event names the record, no hard `forget` does, and it is gone. */
+  | 'missing'
+  /** A `forget` event names the record, yet it is live again. */
+  | 'undeleted'
+  /** The record is marked deleted, but no `forget` event names it (nor was it imported deleted). */
+  | 'unaudited_deletion';
+
+export interface RecordProblem {
+  kind: RecordProblemKind;
+  recordId: string;
+  /**
+   * Where the record stands (or, for `missing`, would stand) in the store's id
+   * order, from 1: problems are reported in this order, so the first one is the
+   * first bad position.
+   */
+  position: number;
+  message: string;
+}
+
+export interface RecordVerification {
+  ok: boolean;
+  /** Records read. */
+  records: number;
+  /** Every problem found, at most one per record, in position order. */
+  problems: RecordProblem[];
+}
+
+export interface VerifyRecordsOptions {
+  /** Records and events per store read (default 1000). */
+  pageSize?: number;
+}
+
+interface AuditedRecord {
+  /** The content hash the `remember` or `import` event recorded, when there is one. */
+  createdHash: string | null;
+  /**
+   * The modes of the `forget` events naming it, and, for a record imported
+   * deleted or redacted, `soft` or `redact` (imports carry their deletion state).
+   */
+  forgotten: Set<string>;
+}
+
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Checks every record against its own hash and against the audit log: each
+ * record hashes to its `contentHash` (redacted ones excepted), that hash is
+ * the one recorded when it was written, every record was written through the
+ * engine, none vanished without a hard `forget`, and deletion states agree
+ * with the `forget` events. Trusts the audit log's events: run `verifyAudit`
+ * too, which proves the log itself. Reads the whole log once and the records
+ * once, page by page, keeping one small entry per audited record in memory.
+ */
+export async function verifyRecords(
+  store: MemoryStore,
+  options: VerifyRecordsOptions = {},
+): Promise<RecordVerification> {
+  const pageSize = options.pageSize ?? 1000;
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw invalidInput('pageSize', 'must be a positive integer');
+
+  const audited = await readAuditedRecords(store, pageSize);
+  const problems: RecordProblem[] = [];
+  const seen = new Set<string>();
+  let records = 0;
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await store.scanRecords(
+      afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
+    );
+    for (const record of page) {
+      records += 1;
+      seen.add(record.id);
+      const problem = checkRecord(record, audited.get(record.id));
+      if (problem !== null) problems.push({ ...problem, recordId: record.id, position: records });
+    }
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) break;
+    afterId = last.id;
+  }
+
+  const missing = [...audited]
+    .filter(([id, entry]) => !seen.has(id) && entry.createdHash !== null)
+    .filter(([, entry]) => !entry.forgotten.has('hard'))
+    .map(([id]) => id)
+    .sort(byteOrder);
+  if (missing.length > 0) {
+    // A missing record's position: after every scanned record whose id sorts before it.
+    const scanned = [...seen].sort(byteOrder);
+    let index = 0;
+    for (const [offset, id] of missing.entries()) {
+      while (index < scanned.length && (scanned[index] as string) < id) index += 1;
+      problems.push({
+        kind: 'missing',
+        recordId: id,
+        position: index + offset + 1,
+        message: `record ${id} was written but is gone, and no hard forget names it`,
+      });
+    }
+    problems.sort((a, b) => a.position - b.position || byteOrder(a.recordId, b.recordId));
+  }
+  return { ok: problems.length === 0, records, problems };
+}
+
+async function readAuditedRecords(
+  store: MemoryStore,
+  pageSize: number,
+): Promise<Map<string, AuditedRecord>> {
+  const audited = new Map<string, AuditedRecord>();
+  const entry = (id: string): AuditedRecord => {
+    let found = audited.get(id);
+    if (found === undefined) {
+      found = { createdHash: null, forgotten: new Set() };
+      audited.set(id, found);
+    }
+    return found;
+  };
+  let after: { chain: string; seq: number } | undefined;
+  for (;;) {
+    const page = await store.readAudit(
+      after === undefined ? { limit: pageSize } : { after, limit: pageSize },
+    );
+    for (const event of page) {
+      if (event.op === 'remember' || event.op === 'import') {
+        const [id] = event.recordIds;
+        const hash = event.details.contentHash;
+        if (id !== undefined && typeof hash === 'string') {
+          const created = entry(id);
+          created.createdHash = hash;
+          if (event.details.redacted === true) created.forgotten.add('redact');
+          else if (event.details.deleted === true) created.forgotten.add('soft');
+        }
+      } else if (event.op === 'forget') {
+        const mode = event.details.mode;
+        for (const id of event.recordIds) entry(id).forgotten.add(stringOf(mode));
+      }
+    }
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) break;
+    after = { chain: last.chain, seq: last.seq };
+  }
+  return audited;
+}
+
+const stringOf = (value: JsonValue | undefined) => (typeof value === 'string' ? value : '');
+
+function checkRecord(
+  record: MemoryRecord,
+  audit: AuditedRecord | undefined,
+): Omit<RecordProblem, 'recordId' | 'position'> | null {
+  const id = record.id;
+  if (audit === undefined || audit.createdHash === null) {
+    return { kind: 'unaudited', message: `record ${id} was not written through the engine` };
+  }
+  const redacted =
+    audit.forgotten.has('redact') &&
+    record.content === REDACTED_CONTENT &&
+    record.deletedAt !== null;
+  if (!redacted && contentHash(record) !== record.contentHash) {
+    return { kind: 'hash_mismatch', message: `record ${id} does not match its content hash` };
+  }
+  if (record.contentHash !== audit.createdHash) {
+    return {
+      kind: 'audit_mismatch',
+      message: `record ${id}'s content hash is not the one recorded when it was written`,
+    };
+  }
+  if (record.deletedAt === null && audit.forgotten.size > 0) {
+    return { kind: 'undeleted', message: `record ${id} was forgotten but is live again` };
+  }
+  if (record.deletedAt !== null && audit.forgotten.size === 0) {
+    return {
+      kind: 'unaudited_deletion',
+      message: `record ${id} is marked deleted, but no forget names it`,
+    };
+  }
+  return null;
+}

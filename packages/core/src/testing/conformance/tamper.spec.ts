@@ -1,0 +1,243 @@
+import type { AuditHead } from '../../audit/audit-event.js';
+import { createEngine } from '../../engine/create-engine.js';
+import type { MemoryHandle } from '../../engine/memory-handle.js';
+import { contentHash } from '../../hashing.js';
+import type { MemoryStore } from '../../ports/memory-store.js';
+import { tally } from '../reliability-tally.js';
+import type { ConformanceOptions, Harness, TamperAttack, TestApi } from './harness.js';
+
+const CHAIN = 'agent-a';
+
+interface Seeded {
+  store: MemoryStore;
+  /** The five records' ids, in id order (positions 1 to 5). */
+  ids: string[];
+  /** The verified heads after seeding, as an application would keep them. */
+  heads: AuditHead[];
+}
+
+export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions): void {
+  const { describe, it, expect } = t;
+  const tamper = options.tamper;
+
+  /** Five records of agent-a: audit events seq 1 to 5. `prepare` may add legitimate operations. */
+  async function seed(
+    prepare?: (agent: MemoryHandle, ids: string[]) => Promise<void>,
+  ): Promise<Seeded> {
+    const { engine, store } = await h.open();
+    const a = engine.as(CHAIN);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      ids.push((await a.remember({ content: `entry ${i}`, tags: ['t'], metadata: { n: i } })).id);
+    }
+    await prepare?.(a, ids);
+    const before = await engine.verifyAudit();
+    expect([before.ok, (await engine.verifyRecords()).ok]).toEqual([true, true]);
+    return { store, ids, heads: before.heads };
+  }
+
+  /** Makes the attack and returns both verifications' findings, closing any store it opened. */
+  async function attack(seeded: Seeded, made: TamperAttack, knownHeads?: AuditHead[]) {
+    const store = await (tamper as NonNullable<typeof tamper>)(seeded.store, made);
+    try {
+      const engine = createEngine({ store });
+      const audit = await engine.verifyAudit(knownHeads === undefined ? {} : { knownHeads });
+      const records = await engine.verifyRecords();
+      return {
+        audit: audit.problems.map((p) => ({ kind: p.kind, chain: p.chain, seq: p.seq })),
+        records: records.problems.map((p) => ({
+          kind: p.kind,
+          recordId: p.recordId,
+          position: p.position,
+        })),
+      };
+    } finally {
+      if (store !== seeded.store) await store.close();
+    }
+  }
+
+  describe('tamper evidence', () => {
+    it('legitimate forgets (soft, redact, hard), shares and recalls keep both verifications passing', async () => {
+      const { engine } = await h.open();
+      const a = engine.as(CHAIN, { orgId: 'acme' });
+      const written = await a.rememberMany([
+        { content: 'kept entry', scope: 'shared' },
+        { content: 'soft entry' },
+        { content: 'redacted entry', metadata: { secret: 'x' } },
+        { content: 'hard entry' },
+      ]);
+      const [kept, soft, redacted, hard] = written.map((w) => w.id) as string[];
+      await a.share({ recordId: kept as string, with: ['agent-b'] });
+      await a.recall({ query: 'entry' });
+      await a.forget({ ids: [soft as string] });
+      await a.forget({ ids: [redacted as string], mode: 'redact' });
+      await a.forget({ ids: [hard as string], mode: 'hard' });
+      const audit = await engine.verifyAudit();
+      const records = await engine.verifyRecords({ pageSize: 2 });
+      expect([audit.ok, audit.events, records.ok, records.records, records.problems]).toEqual([
+        true,
+        9,
+        true,
+        3,
+        [],
+      ]);
+    });
+
+    it.skipIf(tamper === undefined)(
+      'every attack on records or the audit log is reported, at the first bad position',
+      async () => {
+        type Case = {
+          label: string;
+          prepare?: (agent: MemoryHandle, ids: string[]) => Promise<void>;
+          attack: (s: Seeded) => TamperAttack | Promise<TamperAttack>;
+          knownHeads?: boolean;
+          expected: (s: Seeded) => { audit: unknown[]; records: unknown[] };
+        };
+        const record = (kind: string, position: number) => (s: Seeded) => ({
+          audit: [],
+          records: [{ kind, recordId: s.ids[position - 1] ?? 'id-forged', position }],
+        });
+        const event = (kind: string, seq: number) => () => ({
+          audit: [{ kind, chain: CHAIN, seq }],
+          records: [],
+        });
+        const cases: Case[] = [
+          {
+            label: 'changed content',
+            attack: (s) => ({ kind: 'update_record', id: s.ids[1] as string, content: 'forged' }),
+            expected: record('hash_mismatch', 2),
+          },
+          {
+            label: 'changed metadata only',
+            attack: (s) => ({ kind: 'update_record', id: s.ids[2] as string, metadata: { n: 99 } }),
+            expected: record('hash_mismatch', 3),
+          },
+          {
+            label: 'changed tags only',
+            attack: (s) => ({ kind: 'update_record', id: s.ids[3] as string, tags: ['t', 'u'] }),
+            expected: record('hash_mismatch', 4),
+          },
+          {
+            label: 'changed content with a recomputed hash',
+            attack: async (s) => {
+              const [original] = await s.store.scanRecords({
+                afterId: s.ids[0] as string,
+                limit: 1,
+              });
+              const forged = { ...(original as NonNullable<typeof original>), content: 'forged' };
+              return {
+                kind: 'update_record',
+                id: forged.id,
+                content: forged.content,
+                contentHash: contentHash(forged),
+              };
+            },
+            expected: record('audit_mismatch', 2),
+          },
+          {
+            label: 'a fake redaction',
+            attack: (s) => ({
+              kind: 'update_record',
+              id: s.ids[1] as string,
+              content: '[redacted]',
+              metadata: {},
+              deleted: true,
+            }),
+            expected: record('hash_mismatch', 2),
+          },
+          {
+            label: 'deleted record',
+            attack: (s) => ({ kind: 'delete_record', id: s.ids[2] as string }),
+            expected: record('missing', 3),
+          },
+          {
+            label: 'forged record',
+            attack: (s) => ({ kind: 'copy_record', id: s.ids[4] as string, newId: 'id-forged' }),
+            expected: record('unaudited', 6),
+          },
+          {
+            label: 'record hidden as deleted',
+            attack: (s) => ({ kind: 'update_record', id: s.ids[0] as string, deleted: true }),
+            expected: record('unaudited_deletion', 1),
+          },
+          {
+            label: 'forgotten record brought back',
+            prepare: async (agent, ids) => {
+              await agent.forget({ ids: [ids[4] as string] });
+            },
+            attack: (s) => ({ kind: 'update_record', id: s.ids[4] as string, deleted: false }),
+            expected: record('undeleted', 5),
+          },
+          {
+            label: 'changed event details',
+            attack: () => ({
+              kind: 'update_event',
+              chain: CHAIN,
+              seq: 3,
+              details: { forged: true },
+            }),
+            expected: (s) => ({
+              ...event('hash_mismatch', 3)(),
+              records: [{ kind: 'unaudited', recordId: s.ids[2], position: 3 }],
+            }),
+          },
+          {
+            label: 'deleted event',
+            attack: () => ({ kind: 'delete_event', chain: CHAIN, seq: 2 }),
+            expected: (s) => ({
+              ...event('seq_gap', 2)(),
+              records: [{ kind: 'unaudited', recordId: s.ids[1], position: 2 }],
+            }),
+          },
+          {
+            label: 'swapped events',
+            attack: () => ({ kind: 'swap_events', chain: CHAIN, seqs: [2, 3] }),
+            expected: event('hash_mismatch', 2),
+          },
+          {
+            label: 'inserted event',
+            attack: () => ({ kind: 'insert_event', chain: CHAIN, seq: 3 }),
+            expected: event('hash_mismatch', 3),
+          },
+          {
+            label: 'deleted head event',
+            attack: () => ({ kind: 'delete_event', chain: CHAIN, seq: 5 }),
+            expected: (s) => ({
+              ...event('head_mismatch', 5)(),
+              records: [{ kind: 'unaudited', recordId: s.ids[4], position: 5 }],
+            }),
+          },
+          {
+            label: 'truncated tail, given the head the application kept',
+            attack: () => ({ kind: 'truncate_chain', chain: CHAIN, seq: 3 }),
+            knownHeads: true,
+            expected: (s) => ({
+              audit: [{ kind: 'truncated', chain: CHAIN, seq: 4 }],
+              records: [
+                { kind: 'unaudited', recordId: s.ids[3], position: 4 },
+                { kind: 'unaudited', recordId: s.ids[4], position: 5 },
+              ],
+            }),
+          },
+        ];
+        const outcomes: { label: string; found: unknown; expected: unknown }[] = [];
+        for (const c of cases) {
+          const seeded = await seed(c.prepare);
+          const found = await attack(
+            seeded,
+            await c.attack(seeded),
+            c.knownHeads ? seeded.heads : undefined,
+          );
+          outcomes.push({ label: c.label, found, expected: c.expected(seeded) });
+        }
+        const detected = outcomes.filter(
+          (o) => JSON.stringify(o.found) === JSON.stringify(o.expected),
+        ).length;
+        tally({ tamperCasesTried: cases.length, tamperCasesDetected: detected });
+        expect(outcomes.map((o) => ({ label: o.label, found: o.found }))).toEqual(
+          outcomes.map((o) => ({ label: o.label, found: o.expected })),
+        );
+      },
+    );
+  });
+}

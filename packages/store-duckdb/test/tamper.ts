@@ -1,0 +1,74 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { TamperAttack } from '@mnemo/core/testing';
+
+const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
+/** The raw SQL an attacker with the file would run for `attack` (see `ConformanceOptions.tamper`). */
+export function tamperStatements(attack: TamperAttack): string[] {
+  switch (attack.kind) {
+    case 'update_record': {
+      const sets = [
+        ...(attack.content === undefined ? [] : [`content = ${text(attack.content)}`]),
+        ...(attack.contentHash === undefined ? [] : [`content_hash = ${text(attack.contentHash)}`]),
+        ...(attack.metadata === undefined
+          ? []
+          : [`metadata = ${text(JSON.stringify(attack.metadata))}`]),
+        ...(attack.tags === undefined ? [] : [`tags = [${attack.tags.map(text).join(', ')}]`]),
+        ...(attack.deleted === undefined
+          ? []
+          : [`deleted_at = ${attack.deleted ? 'created_at' : 'NULL'}`]),
+      ];
+      return [`UPDATE mnemo_records SET ${sets.join(', ')} WHERE id = ${text(attack.id)}`];
+    }
+    case 'delete_record':
+      return [`DELETE FROM mnemo_records WHERE id = ${text(attack.id)}`];
+    case 'copy_record':
+      return [
+        `INSERT INTO mnemo_records SELECT * REPLACE (${text(attack.newId)} AS id) FROM mnemo_records WHERE id = ${text(attack.id)}`,
+      ];
+    case 'update_event':
+      return [
+        `UPDATE mnemo_audit_events SET details = ${text(JSON.stringify(attack.details))} WHERE chain = ${text(attack.chain)} AND seq = ${attack.seq}`,
+      ];
+    case 'delete_event':
+      return [
+        `DELETE FROM mnemo_audit_events WHERE chain = ${text(attack.chain)} AND seq = ${attack.seq}`,
+      ];
+    case 'swap_events': {
+      const [a, b] = attack.seqs;
+      const chain = `chain = ${text(attack.chain)}`;
+      return [
+        `UPDATE mnemo_audit_events SET seq = -1 WHERE ${chain} AND seq = ${a}`,
+        `UPDATE mnemo_audit_events SET seq = ${a} WHERE ${chain} AND seq = ${b}`,
+        `UPDATE mnemo_audit_events SET seq = ${b} WHERE ${chain} AND seq = -1`,
+      ];
+    }
+    case 'insert_event': {
+      const chain = `chain = ${text(attack.chain)}`;
+      return [
+        `UPDATE mnemo_audit_events SET seq = seq + 1000000 WHERE ${chain} AND seq >= ${attack.seq}`,
+        `UPDATE mnemo_audit_events SET seq = seq - 999999 WHERE ${chain} AND seq >= 1000000`,
+        `INSERT INTO mnemo_audit_events SELECT * REPLACE (${attack.seq} AS seq, 'forged' AS id) FROM mnemo_audit_events WHERE ${chain} AND seq = ${attack.seq - 1}`,
+      ];
+    }
+    case 'truncate_chain': {
+      const chain = `chain = ${text(attack.chain)}`;
+      return [
+        `DELETE FROM mnemo_audit_events WHERE ${chain} AND seq > ${attack.seq}`,
+        `UPDATE mnemo_audit_heads SET seq = ${attack.seq}, hash = (SELECT hash FROM mnemo_audit_events WHERE ${chain} AND seq = ${attack.seq}) WHERE ${chain}`,
+      ];
+    }
+  }
+}
+
+/** Runs `statements` on the file at `path` with a plain DuckDB connection (the file must not be held). */
+export async function runOnFile(path: string, statements: readonly string[]): Promise<void> {
+  const instance = await DuckDBInstance.create(path);
+  const connection = await instance.connect();
+  try {
+    for (const sql of statements) await connection.run(sql);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
