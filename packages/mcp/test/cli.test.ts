@@ -321,6 +321,40 @@ describe('the mnemo CLI (the built binary)', () => {
     expect(mnemo(['audit', 'verify', '--known-heads', 'junk.json'], { cwd }).code).toBe(2);
   });
 
+  it('with --records, checks every record against its hash and the log (exit 3 on a tampered one)', async () => {
+    const cwd = tempDir();
+    const { id } = mnemoJson(['remember', 'one', '--agent', 'a'], { cwd }) as { id: string };
+    mnemoJson(['remember', 'two', '--agent', 'b'], { cwd });
+    expect(mnemo(['audit', 'verify', '--records'], { cwd }).stdout).toBe(
+      'audit ok: 2 events in 2 chains\nrecords ok: 2 records\n',
+    );
+    // Erase a record through the store, behind the engine's back: no forget event says so.
+    const store = createDuckDBStore({ path: join(cwd, 'mnemo.duckdb') });
+    await store.init();
+    await store.transaction((tx) => tx.redactRecords([id], '[redacted]', new Date()));
+    await store.close();
+    const tampered = mnemo(['audit', 'verify', '--records'], { cwd });
+    expect([tampered.code, tampered.stdout]).toEqual([
+      3,
+      'audit ok: 2 events in 2 chains\n' +
+        'records FAILED: 1 problem in 2 records\n' +
+        `position  record${' '.repeat(id.length - 6)}  problem        message\n` +
+        `       1  ${id}  hash_mismatch  record ${id} does not match its content hash\n`,
+    ]);
+    const report = mnemo(['audit', 'verify', '--records', '--json'], { cwd });
+    expect([report.code, JSON.parse(report.stdout)]).toMatchObject([
+      3,
+      {
+        ok: true,
+        records: {
+          ok: false,
+          records: 2,
+          problems: [{ kind: 'hash_mismatch', record_id: id, position: 1 }],
+        },
+      },
+    ]);
+  });
+
   it('exports and imports every record: an empty store gets identical records and a passing audit', async () => {
     const dir = tempDir();
     const source = `duckdb:${join(dir, 'source.duckdb')}`;

@@ -89,14 +89,17 @@ count (the plan lookups that returned it).
 
 ${STORE}
 `,
-  'audit verify': `Usage: mnemo audit verify [--known-heads <file>] [--json]
+  'audit verify': `Usage: mnemo audit verify [--known-heads <file>] [--records] [--json]
 
 Verifies every hash chain of the audit log. Exit 0 when intact, 3 when not.
 
   --known-heads <file>       heads kept from an earlier run (its --json output, or an
                              array of {chain,seq,hash}): a chain that no longer reaches
                              one is reported truncated
-  --json                     {"ok","events","chains","problems","heads"}
+  --records                  also check every record against its hash and the log
+                             (changed, forged, deleted or resurrected records)
+  --json                     {"ok","events","chains","problems","heads"}, and with
+                             --records "records":{"ok","records","problems"}
 
 ${STORE}
 `,

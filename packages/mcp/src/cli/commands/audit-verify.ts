@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { AuditHead, AuditVerification } from '@mnemo/core';
+import type { AuditHead, AuditVerification, RecordVerification } from '@mnemo/core';
 import { renderHead, renderProblem } from '../../render.js';
 import { COMMON_OPTIONS, noPositionals, storeOf, usageErrors } from '../args.js';
 import { type CliIo, json, table, write } from '../output.js';
@@ -9,14 +9,16 @@ import { UsageError } from '../usage-error.js';
 
 export const AUDIT_VERIFY_OPTIONS = {
   'known-heads': { type: 'string' },
+  records: { type: 'boolean' },
 } as const;
 
 /** Exit code when the log fails verification (as opposed to 1, the check could not run). */
 export const AUDIT_FAILED = 3;
 
 /**
- * `mnemo audit verify`: checks every hash chain of the audit log, and with `--known-heads`
- * that no chain lost its tail since those heads were kept. Exit 0 when intact, 3 when not.
+ * `mnemo audit verify`: checks every hash chain of the audit log, with `--known-heads`
+ * that no chain lost its tail since those heads were kept, and with `--records` every
+ * record against its hash and the log. Exit 0 when intact, 3 when not.
  */
 export async function auditVerify(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = usageErrors('audit verify', () =>
@@ -31,11 +33,48 @@ export async function auditVerify(argv: readonly string[], io: CliIo): Promise<n
   const spec = storeOf(values);
   const knownHeads =
     values['known-heads'] === undefined ? undefined : await readHeads(values['known-heads']);
-  const result = await withEngine(spec, { existing: true }, (engine) =>
-    engine.verifyAudit(knownHeads === undefined ? {} : { knownHeads }),
+  const [result, records] = await withEngine(spec, { existing: true }, async (engine) => [
+    await engine.verifyAudit(knownHeads === undefined ? {} : { knownHeads }),
+    values.records === true ? await engine.verifyRecords() : null,
+  ]);
+  await write(
+    io.stdout,
+    values.json === true
+      ? json({
+          ...renderVerification(result),
+          ...(records === null ? {} : { records: renderRecordVerification(records) }),
+        })
+      : text(result) + (records === null ? '' : recordsText(records)),
   );
-  await write(io.stdout, values.json === true ? json(renderVerification(result)) : text(result));
-  return result.ok ? 0 : AUDIT_FAILED;
+  return result.ok && (records?.ok ?? true) ? 0 : AUDIT_FAILED;
+}
+
+function renderRecordVerification(result: RecordVerification) {
+  return {
+    ok: result.ok,
+    records: result.records,
+    problems: result.problems.map((problem) => ({
+      kind: problem.kind,
+      record_id: problem.recordId,
+      position: problem.position,
+      message: problem.message,
+    })),
+  };
+}
+
+function recordsText(result: RecordVerification): string {
+  const summary = `${result.records} record${result.records === 1 ? '' : 's'}`;
+  if (result.ok) return `records ok: ${summary}\n`;
+  return `records FAILED: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in ${summary}\n${table(
+    ['position', 'record', 'problem', 'message'],
+    result.problems.map((problem) => [
+      String(problem.position),
+      problem.recordId,
+      problem.kind,
+      problem.message,
+    ]),
+    [0],
+  )}`;
 }
 
 export function renderVerification(result: AuditVerification) {
