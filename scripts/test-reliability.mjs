@@ -24,6 +24,7 @@ const KEYS = [
   'tamperCasesDetected',
 ];
 const FILES = [
+  'packages/experience/test/fuzz.test.ts',
   'packages/store-duckdb/test/conformance.test.ts',
   'packages/store-duckdb/test/crash.test.ts',
   'packages/store-duckdb/test/duckdb-file.test.ts',

@@ -41,6 +41,8 @@ export interface PlanAccess {
   auditReplay(recordIds: string[], details: JsonObject): Promise<void>;
 }
 
+const MAX_TOKEN_COUNT = 2 ** 31 - 1;
+
 export function planAccess(handle: MemoryHandle): PlanAccess {
   const context = handleContext(handle);
   return {
@@ -84,8 +86,10 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
           now: context.clock.now(),
         },
         tokens,
-        minTokens,
-        maxTokens,
+        // A tiny similarity threshold makes the upper size bound huge (or infinite): no plan
+        // has more tokens than a 32-bit count, which every store can bind.
+        minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
+        maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
       }),
     auditReplay: async (recordIds, details) => {
       if (!context.readAuditing) return;
