@@ -232,3 +232,24 @@ export async function runCrashRounds(options: CrashRoundsOptions): Promise<{
   }
   return { seed, reports };
 }
+
+/**
+ * What went wrong in `reports`, round by round: nothing acknowledged (the
+ * kill came too early to prove anything), lost writes, audit or record
+ * problems. Empty when every round held.
+ */
+export function crashFindings(
+  reports: readonly CrashRoundReport[],
+): { round: number; killAfterMs: number; finding: string; details: unknown }[] {
+  return reports.flatMap(
+    ({ round, killAfterMs, acknowledged, lost, auditProblems, recordProblems }) =>
+      [
+        { finding: 'nothing acknowledged', details: null, found: acknowledged === 0 },
+        { finding: 'lost writes', details: lost, found: lost.length > 0 },
+        { finding: 'audit problems', details: auditProblems, found: auditProblems.length > 0 },
+        { finding: 'record problems', details: recordProblems, found: recordProblems.length > 0 },
+      ]
+        .filter(({ found }) => found)
+        .map(({ finding, details }) => ({ round, killAfterMs, finding, details })),
+  );
+}

@@ -15,6 +15,7 @@ export {
   type CrashRoundsOptions,
   type CrashWriterOptions,
   checkAcknowledged,
+  crashFindings,
   crashRound,
   runCrashRounds,
   runCrashWriter,
