@@ -20,12 +20,12 @@ import { stem } from '@mnemo/core';
  * 4. Negation: "not", "no", "never", "nor", "cannot", "without" add the token
  *    `¬` and mark every later content word of the clause (`¬cancel`), so "do
  *    not cancel my order" shares almost nothing with "cancel my order".
- * 5. Direction: "into" always, and "from" / "to" when the clause contains
- *    "from", give their next content word a role (`from:check`,
- *    `to:save`), and a clause with both adds the ordered pair
- *    (`check>save`): "from checking to savings" and "from savings to
- *    checking" then share none of these tokens. "to" alone is not a role:
- *    it is mostly an infinitive ("want to know").
+ * 5. Direction: "from", "into", and "to" after a "from" of the same clause
+ *    give their next content word (past "my", "the", …) a role
+ *    (`from:check`, `to:save`), and a clause with both adds the ordered
+ *    pair (`check>save`): "from checking to savings" and "from savings to
+ *    checking" then share none of these tokens. Any other "to" is not a
+ *    role: it is mostly an infinitive ("i want to transfer …").
  * 6. Filler removed (`FILLER`: articles, auxiliaries, request framing like
  *    "please", "can you tell me", "i want to know", and common
  *    prepositions), so paraphrases that differ in framing match. Pronouns
@@ -117,7 +117,7 @@ function slotOf(word: string): string | null {
 }
 
 function clauseTokens(words: readonly string[], tokens: Set<string>, fillerOnly: boolean): void {
-  const directional = words.includes('from');
+  let seenFrom = false;
   let negated = false;
   let role: 'from' | 'to' | null = null;
   let fromWord: string | null = null;
@@ -128,7 +128,8 @@ function clauseTokens(words: readonly string[], tokens: Set<string>, fillerOnly:
       tokens.add('¬');
       continue;
     }
-    if (word === 'into' || (directional && (word === 'from' || word === 'to'))) {
+    if (word === 'from' || word === 'into' || (seenFrom && word === 'to')) {
+      seenFrom ||= word === 'from';
       role = word === 'from' ? 'from' : 'to';
       continue;
     }
