@@ -16,15 +16,15 @@ const BENCHMARKS: Record<
     run: async (argv, output) =>
       (await import('./remember/command.js')).rememberCommand(argv, output),
   },
-  replay: {
-    summary:
-      'plan replay on CLINC150-style intents: replay, correct and OOS false-hit rates per threshold',
-    run: async (argv, output) => (await import('./replay/command.js')).replayCommand(argv, output),
-  },
   latency: {
     summary: 'recall latency over N records per strategy, vs in-process BM25',
     run: async (argv, output) =>
       (await import('./latency/command.js')).latencyCommand(argv, output),
+  },
+  replay: {
+    summary:
+      'plan replay on CLINC150-style intents: replay, correct and OOS false-hit rates per threshold',
+    run: async (argv, output) => (await import('./replay/command.js')).replayCommand(argv, output),
   },
 };
 
