@@ -261,6 +261,17 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
     expect([other.plan?.steps, other.candidatesConsidered]).toEqual([['default'], 1]);
   });
 
+  it('stores and matches enriched tokens of any length', async () => {
+    const { engine } = await openEngine({}, kind);
+    const rich = withExperienceMemory(engine, { signature: 'enriched' }).as('agent-a');
+    const long = 'x'.repeat(5000);
+    const query = `from ${long} to ${'ü'.repeat(3000)} please`;
+    const stored = await rememberPlan(rich, { query, steps: ['s'], chunkIds: [], outcomeScore: 1 });
+    expect(stored.signature.some((token) => token.length > 8000)).toBe(true);
+    const hit = await recallPlan(rich, { query: `please, from ${long} to ${'ü'.repeat(3000)}` });
+    expect([hit.plan?.id, hit.plan?.similarity]).toEqual([stored.id, 1]);
+  });
+
   it('checks the recorded strategy even when the tokens would match', async () => {
     const { engine } = await openEngine({}, kind);
     const rich = withExperienceMemory(engine, { signature: 'enriched' }).as('agent-a');
