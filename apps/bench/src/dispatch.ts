@@ -21,6 +21,11 @@ const BENCHMARKS: Record<
     run: async (argv, output) =>
       (await import('./latency/command.js')).latencyCommand(argv, output),
   },
+  replay: {
+    summary:
+      'plan replay on CLINC150-style intents: replay, correct and OOS false-hit rates per threshold',
+    run: async (argv, output) => (await import('./replay/command.js')).replayCommand(argv, output),
+  },
 };
 
 export const USAGE = `Usage: pnpm bench <name> [options]     (or: node apps/bench/dist/main.js <name> [options])

@@ -272,11 +272,12 @@ describe('the built program (node apps/bench/dist/main.js)', () => {
     expect(run(['throughput'])).toEqual({
       code: 2,
       stdout: '',
-      stderr: "bench: unknown benchmark 'throughput'; available: recall, remember, latency\n",
+      stderr:
+        "bench: unknown benchmark 'throughput'; available: recall, remember, latency, replay\n",
     });
     expect(run([])).toMatchObject({
       code: 2,
-      stderr: 'bench: name a benchmark; available: recall, remember, latency\n',
+      stderr: 'bench: name a benchmark; available: recall, remember, latency, replay\n',
     });
     expect(run(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('recall ') });
     expect(run(['recall', '--help'])).toMatchObject({

@@ -46,6 +46,15 @@ function capped(term: string): string {
 }
 
 /**
+ * The Porter stem of a lowercase word of plain Latin letters ("hiking" →
+ * "hike"); any other word (digits, other scripts, capitals) is returned as
+ * it is. The stemming `analyze` applies, for other tokenizers to share.
+ */
+export function stem(word: string): string {
+  return LATIN_WORD.test(word) ? stemmer(word) : word;
+}
+
+/**
  * Terms of `text` in order: NFKC-normalized, lowercased, split on anything
  * that is not a letter or digit, stop words removed, words of plain Latin
  * letters reduced to their Porter stem ("hiking" and "hikes" → "hike"), and
@@ -57,7 +66,7 @@ export function analyze(text: string): string[] {
     .toLowerCase()
     .split(SPLIT)
     .filter((term) => term.length > 0 && !STOP_WORDS.has(term))
-    .map((term) => capped(LATIN_WORD.test(term) ? stemmer(term) : term));
+    .map((term) => capped(stem(term)));
 }
 
 export interface TermFrequency {

@@ -5,6 +5,7 @@ export {
   MAX_TERM_LENGTH,
   queryTerms,
   STOP_WORDS,
+  stem,
   type TermFrequency,
   termFrequencies,
 } from './analyzer.js';
@@ -100,7 +101,9 @@ export {
   PERMISSIONS,
   type Permission,
   PLAN_METADATA_KEY,
+  PLAN_SIGNATURE_STRATEGIES,
   PLAN_TAG,
+  type PlanSignatureStrategy,
   type Principal,
   permissionFromLevel,
   permissionLevel,

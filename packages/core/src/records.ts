@@ -33,6 +33,16 @@ export const PLAN_TAG = '__experience_plan__';
 /** The metadata key holding a plan's payload. A key alone does not make a plan: the tag does. */
 export const PLAN_METADATA_KEY = 'experience_plan';
 
+/**
+ * How plan signatures are computed (see @mnemo/experience): `default` is
+ * SPEC §4's bag of words; `enriched` adds stemming, slots, negation and
+ * direction. Chosen per engine and recorded with each plan; a query is only
+ * compared with plans of its own strategy. Core carries the name, the
+ * experience package implements it.
+ */
+export const PLAN_SIGNATURE_STRATEGIES = ['default', 'enriched'] as const;
+export type PlanSignatureStrategy = (typeof PLAN_SIGNATURE_STRATEGIES)[number];
+
 export type JsonValue =
   | null
   | boolean

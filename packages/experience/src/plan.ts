@@ -1,4 +1,9 @@
-import type { JsonObject, MemoryRecord } from '@mnemo/core';
+import {
+  type JsonObject,
+  type MemoryRecord,
+  PLAN_SIGNATURE_STRATEGIES,
+  type PlanSignatureStrategy,
+} from '@mnemo/core';
 import { PLAN_METADATA_KEY } from './constants.js';
 
 /** A cached plan as returned by `recallPlan`. */
@@ -24,10 +29,19 @@ export interface PlanPayload {
   steps: string[];
   chunk_ids: string[];
   outcome_score: number;
+  /**
+   * The strategy `signature_tokens` were computed with. Absent means
+   * `default`: plans written before strategies existed, and every default
+   * plan, keep exactly the SPEC §4 payload.
+   */
+  signature_strategy?: PlanSignatureStrategy;
 }
 
 export function toPayloadJson(payload: PlanPayload): JsonObject {
-  return { ...payload };
+  const { signature_strategy, ...rest } = payload;
+  return signature_strategy === undefined || signature_strategy === 'default'
+    ? { ...rest }
+    : { ...rest, signature_strategy };
 }
 
 const isStringArray = (value: unknown): value is string[] =>
@@ -37,8 +51,10 @@ const isStringArray = (value: unknown): value is string[] =>
 export function readPayload(record: MemoryRecord): PlanPayload | null {
   const payload = record.metadata[PLAN_METADATA_KEY];
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
-  const { query, signature_tokens, steps, chunk_ids, outcome_score } = payload;
+  const { query, signature_tokens, steps, chunk_ids, outcome_score, signature_strategy } = payload;
+  const strategy = signature_strategy ?? 'default';
   if (
+    !PLAN_SIGNATURE_STRATEGIES.some((known) => known === strategy) ||
     typeof query !== 'string' ||
     !isStringArray(signature_tokens) ||
     !isStringArray(steps) ||
@@ -47,5 +63,12 @@ export function readPayload(record: MemoryRecord): PlanPayload | null {
   ) {
     return null;
   }
-  return { query, signature_tokens, steps, chunk_ids, outcome_score };
+  return {
+    query,
+    signature_tokens,
+    steps,
+    chunk_ids,
+    outcome_score,
+    signature_strategy: strategy as PlanSignatureStrategy,
+  };
 }

@@ -21,7 +21,8 @@ const EPSILON = 1e-9;
 
 /**
  * The best visible cached plan for `query`: highest Jaccard similarity of the
- * signatures, then highest outcome score, then newest. Exact: every visible
+ * signatures, then highest outcome score, then newest. Only plans stored
+ * under the engine's signature strategy are compared. Exact: every visible
  * plan that could reach the threshold is examined. Misses (with
  * `candidatesConsidered: 0`) when experience memory is off.
  */
@@ -51,7 +52,8 @@ export async function recallPlan(
   }
   if (!access.enabled) return { plan: null, candidatesConsidered: 0 };
 
-  const tokens = signatureTokens(query);
+  const strategy = access.signatureStrategy;
+  const tokens = signatureTokens(query, strategy);
   let best: { plan: CachedPlan; createdAt: number } | null = null;
   let candidatesConsidered = 0;
   if (tokens.length > 0) {
@@ -64,7 +66,9 @@ export async function recallPlan(
     candidatesConsidered = candidates.length;
     for (const { record, signatureTokens: planTokens } of candidates) {
       const payload = readPayload(record);
-      if (payload === null) continue;
+      // Strategies keep disjoint tokens, so the store never returns a plan of
+      // another strategy; checking the recorded one keeps that a guarantee.
+      if (payload === null || payload.signature_strategy !== strategy) continue;
       const similarity = jaccard(tokens, planTokens);
       if (similarity < threshold) continue;
       const plan: CachedPlan = {

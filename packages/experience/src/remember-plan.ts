@@ -19,7 +19,7 @@ export interface RememberPlanInput {
 export interface RememberPlanResult {
   /** The plan record's id, or null when nothing was stored. */
   id: string | null;
-  /** The query's signature tokens. */
+  /** The query's signature tokens, under the engine's signature strategy. */
   signature: string[];
   stored: boolean;
   /**
@@ -47,7 +47,9 @@ function stringList(field: string, value: unknown, max: number): string[] {
 }
 
 /**
- * Caches a successful plan as a record of the caller's (see SPEC §4). Fails
+ * Caches a successful plan as a record of the caller's (see SPEC §4), its
+ * signature computed with the engine's strategy (`experienceSignature`) and
+ * the strategy recorded in the payload unless it is `default`. Fails
  * with `EXPERIENCE_DISABLED` when the engine's experience memory is off.
  * A failed outcome, or a query without signature tokens, is not cached:
  * `{ id: null, stored: false, reason }`, nothing written. Invalid input is
@@ -78,7 +80,7 @@ export async function rememberPlan(
   if (typeof score !== 'number' || score > 1 || score === Number.POSITIVE_INFINITY) {
     throw invalid('outcomeScore', 'must be a number no greater than 1');
   }
-  const signature = signatureTokens(query);
+  const signature = signatureTokens(query, access.signatureStrategy);
   // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding anything.
   const payload = access.validatePayload(
     toPayloadJson({
@@ -87,6 +89,7 @@ export async function rememberPlan(
       steps,
       chunk_ids: chunkIds,
       outcome_score: Number.isNaN(score) || score < 0 ? 0 : score,
+      signature_strategy: access.signatureStrategy,
     }),
   );
   if (Number.isNaN(score) || score < DEFAULT_SUCCESS_THRESHOLD) {

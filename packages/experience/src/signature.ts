@@ -1,3 +1,6 @@
+import { MnemoError, PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '@mnemo/core';
+import { enrichedTokens } from './enriched-signature.js';
+
 const SEPARATOR = /[^\p{Alphabetic}\p{N}]+/u;
 
 /** Compares strings by Unicode code point (the order of their UTF-8 bytes). */
@@ -14,15 +17,36 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /**
- * The signature of a query: split on every character that is neither
- * Alphabetic nor Numeric, keep tokens of at least 3 code points (counted
- * before lowercasing), lowercase, deduplicate, sort by code point.
- * Word order and case do not matter.
+ * The signature of a query under a strategy, as distinct tokens sorted by
+ * code point.
+ *
+ * `default` (SPEC §4): split on every character that is neither Alphabetic
+ * nor Numeric, keep tokens of at least 3 code points (counted before
+ * lowercasing), lowercase. Word order and case do not matter.
+ *
+ * `enriched`: filler removed, stems, number and date slots, negation and
+ * direction markers; see `enriched-signature.ts`. Its tokens all start with
+ * `~`, which no default token contains, so the two never overlap.
  */
-export function signatureTokens(query: string): string[] {
-  const tokens = new Set<string>();
-  for (const token of query.split(SEPARATOR)) {
-    if ([...token].length >= 3) tokens.add(token.toLowerCase());
+export function signatureTokens(
+  query: string,
+  strategy: PlanSignatureStrategy = 'default',
+): string[] {
+  if (!PLAN_SIGNATURE_STRATEGIES.includes(strategy)) {
+    throw new MnemoError(
+      'INVALID_INPUT',
+      `strategy: must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`,
+      { details: { field: 'strategy' } },
+    );
+  }
+  let tokens: Set<string>;
+  if (strategy === 'enriched') {
+    tokens = enrichedTokens(query);
+  } else {
+    tokens = new Set<string>();
+    for (const token of query.split(SEPARATOR)) {
+      if ([...token].length >= 3) tokens.add(token.toLowerCase());
+    }
   }
   return [...tokens].sort(compareCodePoints);
 }

@@ -1,10 +1,40 @@
-import type { Engine } from '@mnemo/core';
+import { type Engine, MnemoError, type PlanSignatureStrategy } from '@mnemo/core';
+
+export interface ExperienceMemoryOptions {
+  /**
+   * How plan signatures are computed: `default` (SPEC §4, a bag of words) or
+   * `enriched` (filler removed, stems, number and date slots, negation and
+   * direction; see `signatureTokens`). Recorded with each plan; a query is
+   * only compared with plans of the same strategy. Default: the engine's
+   * (`experienceSignature`, itself `default` unless set). Anything else is
+   * `INVALID_INPUT`.
+   */
+  signature?: PlanSignatureStrategy;
+}
 
 /**
  * The same engine with experience memory on. The tier is off by default, so
  * installing this package changes nothing until this (or the engine option
  * `experienceMemory: true`) is used.
  */
-export function withExperienceMemory(engine: Engine): Engine {
-  return engine.with({ experienceMemory: true });
+export function withExperienceMemory(
+  engine: Engine,
+  options: ExperienceMemoryOptions = {},
+): Engine {
+  if (typeof options !== 'object' || options === null) {
+    throw new MnemoError('INVALID_INPUT', 'options: must be an object', {
+      details: { field: 'options' },
+    });
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== 'signature') {
+      throw new MnemoError('INVALID_INPUT', `options.${key}: is not a known option`, {
+        details: { field: `options.${key}` },
+      });
+    }
+  }
+  return engine.with({
+    experienceMemory: true,
+    ...(options.signature === undefined ? {} : { experienceSignature: options.signature }),
+  });
 }

@@ -1,4 +1,9 @@
-import { createEngine, type Engine, type MemoryStore } from '@mnemo/core';
+import {
+  createEngine,
+  type Engine,
+  type MemoryStore,
+  type PlanSignatureStrategy,
+} from '@mnemo/core';
 import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { createPostgresStore } from '@mnemo/store-postgres';
@@ -33,7 +38,11 @@ function createStore(kind: 'duckdb' | 'postgres'): MemoryStore {
 
 /** An engine on a fresh store (in-memory DuckDB by default), manual clock, sequential ids. */
 export async function openEngine(
-  options: { experienceMemory?: boolean; readAuditing?: boolean } = {},
+  options: {
+    experienceMemory?: boolean;
+    experienceSignature?: PlanSignatureStrategy;
+    readAuditing?: boolean;
+  } = {},
   kind: 'duckdb' | 'postgres' = 'duckdb',
 ): Promise<{
   engine: Engine;

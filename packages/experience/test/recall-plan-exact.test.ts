@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jaccard, recallPlan, rememberPlan, signatureTokens } from '../src/index.js';
+import {
+  jaccard,
+  recallPlan,
+  rememberPlan,
+  type SignatureStrategy,
+  signatureTokens,
+} from '../src/index.js';
 import { openEngine, STORES } from './fixture.js';
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
@@ -15,82 +21,95 @@ const planArbitrary = fc.record({
   shareWithA: fc.boolean(),
 });
 
-describe.each(STORES)('recallPlan is exact on %s', (kind) => {
-  it('returns what a brute-force scan over every visible plan returns', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(planArbitrary, { minLength: 1, maxLength: 25 }),
-        fc.subarray(WORDS, { minLength: 1, maxLength: 6 }),
-        fc.constantFrom(0.3, 0.5, 0.7, 1),
-        async (plans, queryWords, threshold) => {
-          const { engine, clock } = await openEngine({ experienceMemory: true }, kind);
-          const stored: {
-            id: string;
-            tokens: string[];
-            outcome: number;
-            at: number;
-            visibleToA: boolean;
-          }[] = [];
-          for (const plan of plans) {
-            clock.advance(1000);
-            const handle = engine.as(plan.owner);
-            const query = [...plan.words].reverse().join(' ');
-            const result = await rememberPlan(handle, {
-              query,
-              steps: [],
-              chunkIds: [],
-              outcomeScore: plan.outcomeScore,
-              scope: plan.scope,
+// Both strategies, on every store; the enriched one with fewer runs (same code path).
+const CASES = STORES.flatMap((kind) => [
+  { kind, strategy: 'default' as SignatureStrategy, numRuns: 30 },
+  { kind, strategy: 'enriched' as SignatureStrategy, numRuns: 12 },
+]);
+
+describe.each(CASES)(
+  'recallPlan is exact on $kind, $strategy signature',
+  ({ kind, strategy, numRuns }) => {
+    it('returns what a brute-force scan over every visible plan returns', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(planArbitrary, { minLength: 1, maxLength: 25 }),
+          fc.subarray(WORDS, { minLength: 1, maxLength: 6 }),
+          fc.constantFrom(0.3, 0.5, 0.7, 1),
+          async (plans, queryWords, threshold) => {
+            const { engine, clock } = await openEngine(
+              { experienceMemory: true, experienceSignature: strategy },
+              kind,
+            );
+            const stored: {
+              id: string;
+              tokens: string[];
+              outcome: number;
+              at: number;
+              visibleToA: boolean;
+            }[] = [];
+            for (const plan of plans) {
+              clock.advance(1000);
+              const handle = engine.as(plan.owner);
+              const query = [...plan.words].reverse().join(' ');
+              const result = await rememberPlan(handle, {
+                query,
+                steps: [],
+                chunkIds: [],
+                outcomeScore: plan.outcomeScore,
+                scope: plan.scope,
+              });
+              if (result.id === null) continue;
+              const granted =
+                plan.scope === 'shared' && plan.shareWithA && plan.owner !== 'agent-a';
+              if (granted) await handle.share({ recordId: result.id, with: ['agent-a'] });
+              if (stored.some((s) => s.id === result.id)) continue; // deduplicated
+              const visibleToA =
+                plan.owner === 'agent-a' ||
+                plan.scope === 'public' ||
+                plan.scope === 'global' ||
+                granted;
+              stored.push({
+                id: result.id,
+                tokens: signatureTokens(query, strategy),
+                outcome: plan.outcomeScore,
+                at: clock.now().getTime(),
+                visibleToA,
+              });
+            }
+            const queryTokens = signatureTokens(queryWords.join(' '), strategy);
+            const expected = stored
+              .filter((s) => s.visibleToA)
+              .map((s) => ({ ...s, similarity: jaccard(queryTokens, s.tokens) }))
+              .filter((s) => s.similarity >= threshold)
+              .sort(
+                (x, y) =>
+                  y.similarity - x.similarity ||
+                  y.outcome - x.outcome ||
+                  y.at - x.at ||
+                  (y.id > x.id ? 1 : -1),
+              )[0];
+            const actual = await recallPlan(engine.as('agent-a'), {
+              query: queryWords.join(' '),
+              similarityThreshold: threshold,
             });
-            if (result.id === null) continue;
-            const granted = plan.scope === 'shared' && plan.shareWithA && plan.owner !== 'agent-a';
-            if (granted) await handle.share({ recordId: result.id, with: ['agent-a'] });
-            if (stored.some((s) => s.id === result.id)) continue; // deduplicated
-            const visibleToA =
-              plan.owner === 'agent-a' ||
-              plan.scope === 'public' ||
-              plan.scope === 'global' ||
-              granted;
-            stored.push({
-              id: result.id,
-              tokens: signatureTokens(query),
-              outcome: plan.outcomeScore,
-              at: clock.now().getTime(),
-              visibleToA,
-            });
-          }
-          const queryTokens = signatureTokens(queryWords.join(' '));
-          const expected = stored
-            .filter((s) => s.visibleToA)
-            .map((s) => ({ ...s, similarity: jaccard(queryTokens, s.tokens) }))
-            .filter((s) => s.similarity >= threshold)
-            .sort(
-              (x, y) =>
-                y.similarity - x.similarity ||
-                y.outcome - x.outcome ||
-                y.at - x.at ||
-                (y.id > x.id ? 1 : -1),
-            )[0];
-          const actual = await recallPlan(engine.as('agent-a'), {
-            query: queryWords.join(' '),
-            similarityThreshold: threshold,
-          });
-          expect([actual.plan?.id ?? null, actual.plan?.similarity ?? null]).toEqual([
-            expected?.id ?? null,
-            expected?.similarity ?? null,
-          ]);
-          // Every visible plan that shares a token and passes the size filter was examined.
-          const bounds = (s: { tokens: string[] }) =>
-            s.tokens.length >= Math.ceil(threshold * queryTokens.length - 1e-9) &&
-            s.tokens.length <= Math.floor(queryTokens.length / threshold + 1e-9) &&
-            s.tokens.some((token) => queryTokens.includes(token));
-          expect(actual.candidatesConsidered).toBe(
-            stored.filter((s) => s.visibleToA && bounds(s)).length,
-          );
-          await engine.close();
-        },
-      ),
-      { numRuns: 30, seed: 20261130 },
-    );
-  }, 240_000);
-});
+            expect([actual.plan?.id ?? null, actual.plan?.similarity ?? null]).toEqual([
+              expected?.id ?? null,
+              expected?.similarity ?? null,
+            ]);
+            // Every visible plan that shares a token and passes the size filter was examined.
+            const bounds = (s: { tokens: string[] }) =>
+              s.tokens.length >= Math.ceil(threshold * queryTokens.length - 1e-9) &&
+              s.tokens.length <= Math.floor(queryTokens.length / threshold + 1e-9) &&
+              s.tokens.some((token) => queryTokens.includes(token));
+            expect(actual.candidatesConsidered).toBe(
+              stored.filter((s) => s.visibleToA && bounds(s)).length,
+            );
+            await engine.close();
+          },
+        ),
+        { numRuns, seed: 20261130 },
+      );
+    }, 240_000);
+  },
+);

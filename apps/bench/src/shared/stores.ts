@@ -64,18 +64,20 @@ export interface FreshStore {
 /**
  * A fresh mnemo store with embeddings of `dimensions` in a fixed-size column:
  * DuckDB `FLOAT[n]` in a file of a new temp folder; PostgreSQL a new schema
- * (`vector(n)` when the server has pgvector, else `real[]`).
+ * (`vector(n)` when the server has pgvector, else `real[]`). Without
+ * `dimensions`, the stores' default (no fixed-size column).
  */
 export async function createFreshStore(
   target: StoreTarget,
-  dimensions: number,
+  dimensions?: number,
 ): Promise<FreshStore> {
+  const vector = dimensions === undefined ? {} : { vectorDimensions: dimensions };
   if (target.kind === 'duckdb') {
     const folder = await mkdtemp(join(tmpdir(), 'mnemo-bench-'));
     return {
       store: createDuckDBStore({
         path: join(folder, 'bench.duckdb'),
-        vectorDimensions: dimensions,
+        ...vector,
       }),
       location: 'temp file',
       dispose: () => rm(folder, { recursive: true, force: true }),
@@ -87,7 +89,7 @@ export async function createFreshStore(
     store: createPostgresStore({
       connectionString: target.url,
       schema,
-      vectorDimensions: dimensions,
+      ...vector,
     }),
     location: `schema ${schema}`,
     dispose: async () => {

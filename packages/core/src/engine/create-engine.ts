@@ -14,6 +14,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
+import { PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '../records.js';
 import { DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
@@ -37,6 +38,12 @@ export interface EngineOptions {
   ids?: IdGenerator;
   /** Turns the experience tier on (see @mnemo/experience). Default false. */
   experienceMemory?: boolean;
+  /**
+   * How plan signatures are computed: `default` (SPEC §4) or `enriched` (see
+   * @mnemo/experience). Recorded with each plan; queries only match plans of
+   * the same strategy. Default `default`. Anything else is `INVALID_INPUT`.
+   */
+  experienceSignature?: PlanSignatureStrategy;
   /** Audit recalls and plan replays too (and count accesses). Default true. */
   readAuditing?: boolean;
   /** Size limits on input. */
@@ -50,6 +57,8 @@ export interface Engine {
   readonly embedder: Embedder;
   /** Whether the experience tier is on. */
   readonly experienceMemory: boolean;
+  /** The plan signature strategy of this engine. */
+  readonly experienceSignature: PlanSignatureStrategy;
   /** Whether recalls are audited. */
   readonly readAuditing: boolean;
   /** Initializes the store (migrations). */
@@ -83,8 +92,15 @@ export interface Engine {
   importRecords(
     records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>,
   ): Promise<ImportResult>;
-  /** The same engine (same store and ports) with some options changed. */
-  with(options: { experienceMemory?: boolean; readAuditing?: boolean }): Engine;
+  /**
+   * The same engine (same store and ports) with some options changed. An
+   * unknown `experienceSignature` is `INVALID_INPUT`.
+   */
+  with(options: {
+    experienceMemory?: boolean;
+    experienceSignature?: PlanSignatureStrategy;
+    readAuditing?: boolean;
+  }): Engine;
 }
 
 /** Creates an engine from injected ports. Does no I/O. */
@@ -112,8 +128,21 @@ export function createEngine(options: EngineOptions): Engine {
     limits,
     laneWeights,
     experienceMemory: options.experienceMemory ?? false,
+    experienceSignature: signatureStrategy(options.experienceSignature, 'default'),
     readAuditing: options.readAuditing ?? true,
   });
+}
+
+function signatureStrategy(value: unknown, fallback: PlanSignatureStrategy): PlanSignatureStrategy {
+  if (value === undefined) return fallback;
+  const found = PLAN_SIGNATURE_STRATEGIES.find((strategy) => strategy === value);
+  if (found === undefined) {
+    throw invalidInput(
+      'experienceSignature',
+      `must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`,
+    );
+  }
+  return found;
 }
 
 function engineFrom(context: EngineContext): Engine {
@@ -121,6 +150,7 @@ function engineFrom(context: EngineContext): Engine {
     store: context.store,
     embedder: context.embedder,
     experienceMemory: context.experienceMemory,
+    experienceSignature: context.experienceSignature,
     readAuditing: context.readAuditing,
     init: () => context.store.init(),
     close: () => context.store.close(),
@@ -142,6 +172,10 @@ function engineFrom(context: EngineContext): Engine {
       engineFrom({
         ...context,
         experienceMemory: changes.experienceMemory ?? context.experienceMemory,
+        experienceSignature: signatureStrategy(
+          changes.experienceSignature,
+          context.experienceSignature,
+        ),
         readAuditing: changes.readAuditing ?? context.readAuditing,
       }),
   };

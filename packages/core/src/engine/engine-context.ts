@@ -2,6 +2,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
+import type { PlanSignatureStrategy } from '../records.js';
 import type { Limits } from '../validation.js';
 import type { LaneWeights } from './fusion.js';
 import type { WriteCoalescer } from './write-coalescer.js';
@@ -15,6 +16,7 @@ export interface EngineContext {
   readonly limits: Limits;
   readonly laneWeights: LaneWeights;
   readonly experienceMemory: boolean;
+  readonly experienceSignature: PlanSignatureStrategy;
   readonly readAuditing: boolean;
   /** Group commit of record writes, shared by every handle (and `with()` copy) of the engine. */
   readonly writer: WriteCoalescer;

@@ -1,6 +1,12 @@
 import { MnemoError } from '../errors.js';
 import type { PlanCandidate } from '../ports/memory-store.js';
-import { type JsonObject, PLAN_METADATA_KEY, PLAN_TAG, type Scope } from '../records.js';
+import {
+  type JsonObject,
+  PLAN_METADATA_KEY,
+  PLAN_TAG,
+  type PlanSignatureStrategy,
+  type Scope,
+} from '../records.js';
 import { validateContent, validateMetadata, validateScope } from '../validation.js';
 import {
   appendAudit,
@@ -18,6 +24,11 @@ import { writeRecords } from './write-records.js';
 export interface PlanAccess {
   /** True when the engine was created with experience memory on. */
   readonly enabled: boolean;
+  /**
+   * The engine's plan signature strategy: plans are written with it and
+   * queries compared only with plans recorded under it.
+   */
+  readonly signatureStrategy: PlanSignatureStrategy;
   /** Validates a plan query as record content (`INVALID_INPUT` when blank, too long, …). */
   validateQuery(query: unknown): string;
   /** Validates a scope (`INVALID_INPUT` unless one of `SCOPES`). */
@@ -47,6 +58,7 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
   const context = handleContext(handle);
   return {
     enabled: context.experienceMemory,
+    signatureStrategy: context.experienceSignature,
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
     validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
