@@ -76,6 +76,7 @@ export type {
   NewRecord,
   PlanCandidate,
   PlanCandidateQuery,
+  PlanStats,
   RecordFilters,
   ScoredRecord,
   StoreCapabilities,
