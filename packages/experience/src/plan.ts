@@ -9,9 +9,16 @@ export interface CachedPlan {
   query: string;
   steps: string[];
   chunkIds: string[];
+  /** The score the plan was cached with. */
   outcomeScore: number;
   /** Jaccard similarity between the query's signature and the plan's. */
   similarity: number;
+  /** The running outcome (see `reportPlanOutcome`): `outcomeScore` until an outcome is reported. */
+  runningOutcome: number;
+  /** Replay outcomes reported so far. */
+  replays: number;
+  /** Of those, outcomes below `DEFAULT_SUCCESS_THRESHOLD`. */
+  failures: number;
 }
 
 /**
@@ -24,6 +31,12 @@ export interface PlanPayload {
   steps: string[];
   chunk_ids: string[];
   outcome_score: number;
+  /**
+   * For each of `chunk_ids`, the content hash of that record when the plan was
+   * cached, or null when it named no record the caller could see (an id of
+   * another system). Absent in plans cached before staleness checks.
+   */
+  chunk_hashes?: (string | null)[];
 }
 
 export function toPayloadJson(payload: PlanPayload): JsonObject {
@@ -37,7 +50,7 @@ const isStringArray = (value: unknown): value is string[] =>
 export function readPayload(record: MemoryRecord): PlanPayload | null {
   const payload = record.metadata[PLAN_METADATA_KEY];
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
-  const { query, signature_tokens, steps, chunk_ids, outcome_score } = payload;
+  const { query, signature_tokens, steps, chunk_ids, outcome_score, chunk_hashes } = payload;
   if (
     typeof query !== 'string' ||
     !isStringArray(signature_tokens) ||
@@ -47,5 +60,16 @@ export function readPayload(record: MemoryRecord): PlanPayload | null {
   ) {
     return null;
   }
-  return { query, signature_tokens, steps, chunk_ids, outcome_score };
+  const read: PlanPayload = { query, signature_tokens, steps, chunk_ids, outcome_score };
+  if (chunk_hashes !== undefined) {
+    if (
+      !Array.isArray(chunk_hashes) ||
+      chunk_hashes.length !== chunk_ids.length ||
+      !chunk_hashes.every((hash) => hash === null || typeof hash === 'string')
+    ) {
+      return null;
+    }
+    read.chunk_hashes = chunk_hashes as (string | null)[];
+  }
+  return read;
 }
