@@ -153,6 +153,45 @@ describe('runAgentLoop', () => {
   });
 });
 
+describe('the plan lifecycle in the agent loop', () => {
+  it('reports every replay; a poorly rated replay retires its plan and the next paraphrase runs retrieval', async () => {
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
+    try {
+      const handle = engine.as('agent');
+      await ingestChunks(handle, chunkCorpus(await loadDefaultCorpus()), silentProgress);
+      const outcomes = await runAgentLoop(
+        handle,
+        [
+          'How is the signature of a query computed?',
+          // No chunk of the cached plan says "exactly": the replay scores below 0.5.
+          'How is the signature of a query computed, exactly?',
+          'Exactly how is the signature of a query computed?',
+        ],
+        { similarityThreshold: 0.7 },
+      );
+      const [first, second, third] = outcomes as [QuestionOutcome, ReplayOutcome, QuestionOutcome];
+      expect([first.path, first.score, first.planId !== null]).toEqual(['retrieval', 0.5, true]);
+      expect([second.path, second.planId, second.wrong, second.retired]).toEqual([
+        'replay',
+        first.planId,
+        true,
+        true,
+      ]);
+      // 0.5 · 0.375 + 0.5 · 0.5: below the success threshold.
+      expect([second.score, second.runningOutcome]).toEqual([0.375, 0.4375]);
+      expect([third.path, third.retiredSkipped]).toEqual(['retrieval', 1]);
+      const events = await engine.store.readAudit({ limit: 1000 });
+      expect(
+        events.filter((e) => e.op === 'plan_outcome').map((e) => [e.recordIds, e.details]),
+      ).toEqual([
+        [[first.planId], { outcomeScore: 0.375, runningOutcome: 0.4375, replays: 1, failures: 1 }],
+      ]);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe('runDemo', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-demo-run-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
