@@ -1,8 +1,15 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { type AuditHead, type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
+import {
+  type AuditHead,
+  type Grant,
+  type MemoryStore,
+  MnemoError,
+  type PlanStats,
+  type StoreTx,
+} from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { PlanIndex } from './plan-index.js';
+import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
@@ -197,8 +204,10 @@ class DuckDBStore implements MemoryStore {
       );
       for (const [chain, head] of advanced) this.heads.set(chain, head);
       for (const change of planChanges) {
-        if (change.tokens === null) this.plans.remove(change.id);
-        else this.plans.add(change.id, change.tokens);
+        if (change.kind === 'add') this.plans.add(change.id, change.plan);
+        else if (change.kind === 'remove') this.plans.remove(change.id);
+        else if (change.kind === 'grant') this.plans.grant(change.grant);
+        else this.plans.putStats(change.stats);
       }
       return result;
     });
@@ -225,11 +234,12 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.listGrants(s, recordIds));
 }
 
-/** A plan entering the index (`tokens`) or leaving it (null). */
-interface PlanChange {
-  id: string;
-  tokens: readonly string[] | null;
-}
+/** A change of the plan index, in the order the transaction made it. */
+type PlanChange =
+  | { kind: 'add'; id: string; plan: IndexedPlan }
+  | { kind: 'remove'; id: string }
+  | { kind: 'grant'; grant: Grant }
+  | { kind: 'stats'; stats: PlanStats };
 
 function transactionOn(
   s: Session,
@@ -239,7 +249,7 @@ function transactionOn(
   planChanges: PlanChange[],
 ): StoreTx {
   const dropPlans = (ids: readonly string[]) => {
-    for (const id of ids) planChanges.push({ id, tokens: null });
+    for (const id of ids) planChanges.push({ kind: 'remove', id });
   };
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
@@ -251,8 +261,19 @@ function transactionOn(
     insertRecords: async (records) => {
       await queries.insertRecords(s, records, fixedDimensions);
       for (const { record, isPlan, planTokens } of records) {
-        if (isPlan && planTokens !== null && record.deletedAt === null)
-          planChanges.push({ id: record.id, tokens: planTokens });
+        if (isPlan && planTokens !== null && record.deletedAt === null) {
+          planChanges.push({
+            kind: 'add',
+            id: record.id,
+            plan: {
+              tokens: planTokens,
+              agentId: record.agentId,
+              orgId: record.orgId,
+              scope: record.scope,
+              expiresAt: record.expiresAt?.getTime() ?? null,
+            },
+          });
+        }
       }
     },
     deleteRecords: async (ids, mode, at) => {
@@ -264,8 +285,14 @@ function transactionOn(
       dropPlans(ids);
     },
     lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
-    putPlanStats: (stats) => planQueries.putPlanStats(s, stats),
-    putGrants: (grants) => queries.putGrants(s, grants),
+    putPlanStats: async (stats) => {
+      await planQueries.putPlanStats(s, stats);
+      planChanges.push({ kind: 'stats', stats });
+    },
+    putGrants: async (grants) => {
+      await queries.putGrants(s, grants);
+      for (const grant of grants) planChanges.push({ kind: 'grant', grant });
+    },
     touch: (ids, at) => queries.touch(s, ids, at),
     auditHead: async (chain) =>
       advanced.get(chain) ?? committed.get(chain) ?? (await queries.auditHead(s, chain)),

@@ -1,8 +1,8 @@
-import type { PlanCandidate, PlanCandidateQuery, PlanStats } from '@mnemo/core';
+import type { PlanCandidate, PlanCandidateQuery, PlanStats, Scope } from '@mnemo/core';
 import type { PlanIndex } from './plan-index.js';
-import { rowToRecord } from './rows.js';
+import { rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
-import { Params, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+import { Params, RECORD_COLUMNS } from './sql.js';
 
 // Plan lookup and plan stats. Lookup goes through the in-memory `PlanIndex`;
 // SQL then applies visibility to the few ids it names.
@@ -23,15 +23,37 @@ function rowToStats(row: Row): PlanStats | null {
 
 const MAX_SCALAR_IDS = 256;
 
-/** Fills `index` with every live plan's signature (what `init()` does). */
+/** Fills `index` with every live plan, its grants and its stats (what `init()` does). */
 export async function loadPlanIndex(s: Session, index: PlanIndex): Promise<void> {
   index.clear();
-  const rows = await s.all(
-    'SELECT id, plan_tokens FROM mnemo_records WHERE is_plan AND plan_tokens IS NOT NULL AND deleted_at IS NULL',
-  );
-  for (const row of rows) index.add(row.id as string, row.plan_tokens as string[]);
+  const live = 'r.is_plan AND r.plan_tokens IS NOT NULL AND r.deleted_at IS NULL';
+  for (const row of await s.all(
+    `SELECT r.id, r.plan_tokens, r.agent_id, r.org_id, r.scope, r.expires_at FROM mnemo_records r WHERE ${live}`,
+  )) {
+    index.add(row.id as string, {
+      tokens: row.plan_tokens as string[],
+      agentId: row.agent_id as string,
+      orgId: row.org_id as string | null,
+      scope: row.scope as Scope,
+      expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    });
+  }
+  for (const row of await s.all(
+    `SELECT g.* FROM mnemo_grants g JOIN mnemo_records r ON r.id = g.record_id WHERE ${live}`,
+  )) {
+    index.grant(rowToGrant(row));
+  }
+  for (const row of await s.all(`SELECT ${STATS_COLUMNS} FROM mnemo_plan_stats s`)) {
+    const stats = rowToStats(row);
+    if (stats !== null) index.putStats(stats);
+  }
 }
 
+/**
+ * The index names the visible candidates; SQL reads their records, by primary
+ * key only (a short list of scalar parameters: `IN (SELECT unnest(list))`
+ * would join against every record). Liveness is checked again there.
+ */
 export async function findPlanCandidates(
   s: Session,
   index: PlanIndex,
@@ -40,22 +62,21 @@ export async function findPlanCandidates(
   const ids = index.candidates(query);
   if (ids.length === 0) return [];
   const p = new Params();
-  // A short list of scalar parameters lets DuckDB look each id up in the primary key;
-  // `IN (SELECT unnest(list))` joins against every record instead (~7 ms at 100k).
   const wanted =
     ids.length <= MAX_SCALAR_IDS
       ? ids.map((id) => p.scalar(id)).join(', ')
       : `SELECT unnest(${p.strings(ids)})`;
+  const now = p.time(query.visibility.now);
   const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, r.plan_tokens, ${STATS_COLUMNS}
-     FROM mnemo_records r LEFT JOIN mnemo_plan_stats s ON s.record_id = r.id
-     WHERE r.id IN (${wanted}) AND r.is_plan AND ${visiblePredicate(p, query.visibility)}`,
+    `SELECT ${RECORD_COLUMNS}, r.plan_tokens FROM mnemo_records r
+     WHERE r.id IN (${wanted}) AND r.is_plan AND r.deleted_at IS NULL
+       AND (r.expires_at IS NULL OR r.expires_at > ${now})`,
     p,
   );
   return rows.map((row) => ({
     record: rowToRecord(row),
     signatureTokens: row.plan_tokens as string[],
-    stats: rowToStats(row),
+    stats: index.statsOf(row.id as string),
   }));
 }
 
