@@ -60,7 +60,8 @@ export interface PlanAccess {
    * report) and returns the new stats and the event's details; it runs while
    * the stats are locked, so concurrent reports of one plan never lose an
    * update. A missing id, a record the caller cannot see (any permission
-   * suffices) and a record that is not a plan are all `NOT_FOUND`.
+   * suffices) and a record that is not a plan are all `NOT_FOUND`; with
+   * experience memory off, `EXPERIENCE_DISABLED`.
    */
   updatePlanStats(
     planId: string,
@@ -134,6 +135,9 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       );
     },
     updatePlanStats: async (planId, next) => {
+      if (!context.experienceMemory) {
+        throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
+      }
       const id = validateLabel('planId', planId, 256);
       const now = context.clock.now();
       const visibility = {
