@@ -207,6 +207,7 @@ class DuckDBStore implements MemoryStore {
         if (change.kind === 'add') this.plans.add(change.id, change.plan);
         else if (change.kind === 'remove') this.plans.remove(change.id);
         else if (change.kind === 'grant') this.plans.grant(change.grant);
+        else if (change.kind === 'touch') this.plans.touch(change.ids, change.at);
         else this.plans.putStats(change.stats);
       }
       return result;
@@ -223,7 +224,11 @@ class DuckDBStore implements MemoryStore {
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
-    this.read((s) => planQueries.findPlanCandidates(s, this.plans, query));
+    // Answered from the in-memory plan index alone (see PlanIndex); no connection needed.
+    Promise.resolve().then(() => {
+      this.openWriter();
+      return this.plans.candidates(query);
+    });
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
   embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
@@ -239,6 +244,7 @@ type PlanChange =
   | { kind: 'add'; id: string; plan: IndexedPlan }
   | { kind: 'remove'; id: string }
   | { kind: 'grant'; grant: Grant }
+  | { kind: 'touch'; ids: readonly string[]; at: Date }
   | { kind: 'stats'; stats: PlanStats };
 
 function transactionOn(
@@ -265,13 +271,7 @@ function transactionOn(
           planChanges.push({
             kind: 'add',
             id: record.id,
-            plan: {
-              tokens: planTokens,
-              agentId: record.agentId,
-              orgId: record.orgId,
-              scope: record.scope,
-              expiresAt: record.expiresAt?.getTime() ?? null,
-            },
+            plan: { tokens: planTokens, record },
           });
         }
       }
@@ -293,7 +293,10 @@ function transactionOn(
       await queries.putGrants(s, grants);
       for (const grant of grants) planChanges.push({ kind: 'grant', grant });
     },
-    touch: (ids, at) => queries.touch(s, ids, at),
+    touch: async (ids, at) => {
+      await queries.touch(s, ids, at);
+      planChanges.push({ kind: 'touch', ids, at });
+    },
     auditHead: async (chain) =>
       advanced.get(chain) ?? committed.get(chain) ?? (await queries.auditHead(s, chain)),
     appendAudit: async (events) => {

@@ -1,28 +1,44 @@
-import type { Grant, PlanCandidateQuery, PlanStats, Scope, Visibility } from '@mnemo/core';
+import type {
+  Grant,
+  MemoryRecord,
+  PlanCandidate,
+  PlanCandidateQuery,
+  PlanStats,
+  Visibility,
+} from '@mnemo/core';
 
-/** What the index keeps of one live plan: its signature and what decides who may see it. */
+/** What the index keeps of one live plan: its signature and its record as committed. */
 export interface IndexedPlan {
   readonly tokens: readonly string[];
-  readonly agentId: string;
-  readonly orgId: string | null;
-  readonly scope: Scope;
-  /** Unix milliseconds, or null. */
-  readonly expiresAt: number | null;
+  readonly record: MemoryRecord;
+}
+
+/** A copy for a caller, so that nothing it does reaches the index. */
+function copyRecord(record: MemoryRecord): MemoryRecord {
+  return {
+    ...record,
+    tags: [...record.tags],
+    metadata: structuredClone(record.metadata),
+    embedding: record.embedding === null ? null : Float32Array.from(record.embedding),
+  };
 }
 
 const granteeKey = (agentId: string, orgId: string | null) => `${orgId ?? ''}\u0000${agentId}`;
 
 /**
  * Every live plan of the store, in memory: token → plan ids, plan id → its
- * signature, owner, scope, expiry, grants and stats. A read-write DuckDB file
- * is held by one process, and every write goes through this store's single
- * writer connection, so an index kept in step with those writes (changes
- * applied when their transaction commits) and rebuilt by `init()` is exact.
+ * signature and record, grants and stats. A read-write DuckDB file is held by
+ * one process, and every write goes through this store's single writer
+ * connection, so an index kept in step with those writes (changes applied
+ * when their transaction commits) and rebuilt by `init()` is exact.
  *
- * It answers which plans a caller can see that can match a query, without
- * SQL: DuckDB spends ~1 ms on any statement and several more on the grant
- * subquery of the visibility predicate, so a SQL lookup lands near 20 ms at
- * 100k plans. SQL then reads only the records of those few plans.
+ * It answers plan lookup without SQL: DuckDB spends milliseconds on any
+ * statement that reads a row's list and text columns, and more planning the
+ * grant subquery of the visibility predicate, so even a lookup of a few ids
+ * by primary key cost 5–15 ms at 100k plans on a busy 2-core machine. The
+ * price is memory: a plan's record (about 1 KB with a short payload, plus
+ * its embedding if the engine has a semantic embedder) stays in memory while
+ * the plan is live.
  */
 export class PlanIndex {
   private readonly postings = new Map<string, Set<string>>();
@@ -44,7 +60,7 @@ export class PlanIndex {
 
   add(id: string, plan: IndexedPlan): void {
     this.remove(id);
-    this.plans.set(id, plan);
+    this.plans.set(id, { tokens: [...plan.tokens], record: copyRecord(plan.record) });
     for (const token of plan.tokens) {
       let ids = this.postings.get(token);
       if (ids === undefined) {
@@ -69,6 +85,18 @@ export class PlanIndex {
     }
   }
 
+  /** Mirrors `touch` on indexed plans (the only change a live plan's row can see). */
+  touch(ids: readonly string[], at: Date): void {
+    for (const id of ids) {
+      const plan = this.plans.get(id);
+      if (plan === undefined) continue;
+      this.plans.set(id, {
+        tokens: plan.tokens,
+        record: { ...plan.record, accessCount: plan.record.accessCount + 1, lastAccessedAt: at },
+      });
+    }
+  }
+
   /** Records a grant (replacing one for the same grantee) if it is on an indexed plan. */
   grant(grant: Grant): void {
     if (!this.plans.has(grant.recordId)) return;
@@ -87,14 +115,11 @@ export class PlanIndex {
     if (this.plans.has(stats.planId)) this.stats.set(stats.planId, stats);
   }
 
-  statsOf(id: string): PlanStats | null {
-    return this.stats.get(id) ?? null;
-  }
-
   /** Core's visibility rule (see `Visibility`), for an indexed (so not deleted) plan. */
-  private visible(id: string, plan: IndexedPlan, v: Visibility): boolean {
+  private visible(id: string, { record: plan }: IndexedPlan, v: Visibility): boolean {
     const now = v.now.getTime();
-    if (plan.expiresAt !== null && plan.expiresAt <= now) return false;
+    if (plan.deletedAt !== null) return false;
+    if (plan.expiresAt !== null && plan.expiresAt.getTime() <= now) return false;
     if (plan.agentId === v.agentId && plan.orgId === v.orgId) return true;
     if (plan.scope === 'global') return true;
     if (plan.scope === 'public') return plan.orgId === v.orgId;
@@ -104,13 +129,13 @@ export class PlanIndex {
   }
 
   /**
-   * Ids of the plans visible to the caller whose token count lies in the
-   * query's bounds and that share at least `minShared` of its tokens. Such a
-   * plan holds at least one of any |A| − minShared + 1 query tokens, so only
-   * the postings of the rarest ones are read; each plan found is then counted
-   * exactly.
+   * The plans visible to the caller whose token count lies in the query's
+   * bounds and that share at least `minShared` of its tokens (see
+   * `MemoryStore.findPlanCandidates`). Such a plan holds at least one of any
+   * |A| − minShared + 1 query tokens, so only the postings of the rarest ones
+   * are read; each plan found is then counted exactly.
    */
-  candidates(query: PlanCandidateQuery): string[] {
+  candidates(query: PlanCandidateQuery): PlanCandidate[] {
     const wanted = new Set(query.tokens);
     const minShared = query.minShared ?? 1;
     const probe = [...wanted]
@@ -118,7 +143,7 @@ export class PlanIndex {
       .sort((a, b) => (a?.size ?? 0) - (b?.size ?? 0))
       .slice(0, Math.max(1, wanted.size - minShared + 1));
     const seen = new Set<string>();
-    const found: string[] = [];
+    const found: PlanCandidate[] = [];
     for (const ids of probe) {
       if (ids === undefined) continue;
       for (const id of ids) {
@@ -129,7 +154,13 @@ export class PlanIndex {
         if (tokens.length < query.minTokens || tokens.length > query.maxTokens) continue;
         let shared = 0;
         for (const token of tokens) if (wanted.has(token)) shared += 1;
-        if (shared >= minShared && this.visible(id, plan, query.visibility)) found.push(id);
+        if (shared >= minShared && this.visible(id, plan, query.visibility)) {
+          found.push({
+            record: copyRecord(plan.record),
+            signatureTokens: [...tokens],
+            stats: this.stats.get(id) ?? null,
+          });
+        }
       }
     }
     return found;

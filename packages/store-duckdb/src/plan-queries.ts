@@ -1,11 +1,10 @@
-import type { PlanCandidate, PlanCandidateQuery, PlanStats, Scope } from '@mnemo/core';
+import type { PlanStats } from '@mnemo/core';
 import type { PlanIndex } from './plan-index.js';
 import { rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import { Params, RECORD_COLUMNS } from './sql.js';
 
-// Plan lookup and plan stats. Lookup goes through the in-memory `PlanIndex`;
-// SQL then applies visibility to the few ids it names.
+// Plan stats, and the loading of the in-memory `PlanIndex` that answers plan lookup.
 
 const STATS_COLUMNS =
   's.running_outcome, s.replays, s.failures, s.updated_at AS stats_updated_at, s.record_id AS stats_record_id';
@@ -21,22 +20,14 @@ function rowToStats(row: Row): PlanStats | null {
   };
 }
 
-const MAX_SCALAR_IDS = 256;
-
 /** Fills `index` with every live plan, its grants and its stats (what `init()` does). */
 export async function loadPlanIndex(s: Session, index: PlanIndex): Promise<void> {
   index.clear();
   const live = 'r.is_plan AND r.plan_tokens IS NOT NULL AND r.deleted_at IS NULL';
   for (const row of await s.all(
-    `SELECT r.id, r.plan_tokens, r.agent_id, r.org_id, r.scope, r.expires_at FROM mnemo_records r WHERE ${live}`,
+    `SELECT ${RECORD_COLUMNS}, r.plan_tokens FROM mnemo_records r WHERE ${live}`,
   )) {
-    index.add(row.id as string, {
-      tokens: row.plan_tokens as string[],
-      agentId: row.agent_id as string,
-      orgId: row.org_id as string | null,
-      scope: row.scope as Scope,
-      expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-    });
+    index.add(row.id as string, { tokens: row.plan_tokens as string[], record: rowToRecord(row) });
   }
   for (const row of await s.all(
     `SELECT g.* FROM mnemo_grants g JOIN mnemo_records r ON r.id = g.record_id WHERE ${live}`,
@@ -47,37 +38,6 @@ export async function loadPlanIndex(s: Session, index: PlanIndex): Promise<void>
     const stats = rowToStats(row);
     if (stats !== null) index.putStats(stats);
   }
-}
-
-/**
- * The index names the visible candidates; SQL reads their records, by primary
- * key only (a short list of scalar parameters: `IN (SELECT unnest(list))`
- * would join against every record). Liveness is checked again there.
- */
-export async function findPlanCandidates(
-  s: Session,
-  index: PlanIndex,
-  query: PlanCandidateQuery,
-): Promise<PlanCandidate[]> {
-  const ids = index.candidates(query);
-  if (ids.length === 0) return [];
-  const p = new Params();
-  const wanted =
-    ids.length <= MAX_SCALAR_IDS
-      ? ids.map((id) => p.scalar(id)).join(', ')
-      : `SELECT unnest(${p.strings(ids)})`;
-  const now = p.time(query.visibility.now);
-  const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, r.plan_tokens FROM mnemo_records r
-     WHERE r.id IN (${wanted}) AND r.is_plan AND r.deleted_at IS NULL
-       AND (r.expires_at IS NULL OR r.expires_at > ${now})`,
-    p,
-  );
-  return rows.map((row) => ({
-    record: rowToRecord(row),
-    signatureTokens: row.plan_tokens as string[],
-    stats: index.statsOf(row.id as string),
-  }));
 }
 
 /** The plan's stats. No lock needed: one writer connection runs one transaction at a time. */
