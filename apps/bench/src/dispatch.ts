@@ -21,6 +21,10 @@ const BENCHMARKS: Record<
     run: async (argv, output) =>
       (await import('./latency/command.js')).latencyCommand(argv, output),
   },
+  plans: {
+    summary: 'plan lookup over N plans: recallPlan through the index vs a full scan',
+    run: async (argv, output) => (await import('./plans/command.js')).plansCommand(argv, output),
+  },
   replay: {
     summary:
       'plan replay on CLINC150-style intents: replay, correct and OOS false-hit rates per threshold',

@@ -273,11 +273,11 @@ describe('the built program (node apps/bench/dist/main.js)', () => {
       code: 2,
       stdout: '',
       stderr:
-        "bench: unknown benchmark 'throughput'; available: recall, remember, latency, replay\n",
+        "bench: unknown benchmark 'throughput'; available: recall, remember, latency, plans, replay\n",
     });
     expect(run([])).toMatchObject({
       code: 2,
-      stderr: 'bench: name a benchmark; available: recall, remember, latency, replay\n',
+      stderr: 'bench: name a benchmark; available: recall, remember, latency, plans, replay\n',
     });
     expect(run(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('recall ') });
     expect(run(['recall', '--help'])).toMatchObject({

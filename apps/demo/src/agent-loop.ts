@@ -4,6 +4,7 @@ import {
   DEFAULT_SUCCESS_THRESHOLD,
   recallPlan,
   rememberPlan,
+  reportPlanOutcome,
 } from '@mnemo/experience';
 import { replayPlan } from './replay.js';
 import { scoreOutcome } from './scorer.js';
@@ -26,6 +27,10 @@ interface OutcomeBase {
   latencyMs: number;
   /** Of those, milliseconds spent in `recallPlan`. */
   lookupMs: number;
+  /** Plans the lookup skipped because poor replays had retired them (see `reportPlanOutcome`). */
+  retiredSkipped: number;
+  /** Plans the lookup skipped because a chunk they name changed or is gone. */
+  staleSkipped: number;
 }
 
 /** A plan hit: the cached plan's chunks were fetched by id, no retrieval ran. */
@@ -40,6 +45,10 @@ export interface ReplayOutcome extends OutcomeBase {
   wrong: boolean;
   /** Chunk ids of the plan that no longer exist. */
   missing: string[];
+  /** The plan's running outcome after this replay's score was reported. */
+  runningOutcome: number;
+  /** This replay's report took the running outcome below the success threshold: the plan is not replayed again. */
+  retired: boolean;
 }
 
 /** A miss: retrieval ran, its outcome was scored and offered to `rememberPlan`. */
@@ -60,9 +69,11 @@ export interface AgentLoopOptions {
 
 /**
  * The agent loop: for each question, look for a cached plan first. On a hit,
- * replay it (fetch its chunks by id). On a miss, run retrieval (lexical recall
- * of `RETRIEVAL_LIMIT` chunks), score the outcome, and cache the plan with
- * `rememberPlan`, which keeps it only when the score reaches
+ * replay it (fetch its chunks by id), score the replay and report the score
+ * with `reportPlanOutcome`: a plan whose running outcome falls below
+ * `DEFAULT_SUCCESS_THRESHOLD` is not replayed again. On a miss, run retrieval
+ * (lexical recall of `RETRIEVAL_LIMIT` chunks), score the outcome, and cache
+ * the plan with `rememberPlan`, which keeps it only when the score reaches
  * `DEFAULT_SUCCESS_THRESHOLD`. Questions run one after another, so a question
  * can hit the plan an earlier one cached.
  */
@@ -75,11 +86,16 @@ export async function runAgentLoop(
   const outcomes: QuestionOutcome[] = [];
   for (const [index, question] of questions.entries()) {
     const started = now();
-    const { plan } = await recallPlan(handle, {
+    const { plan, retired, stale } = await recallPlan(handle, {
       query: question,
       similarityThreshold: options.similarityThreshold,
     });
-    const timing = { lookupMs: now() - started, elapsed: () => now() - started };
+    const timing = {
+      lookupMs: now() - started,
+      elapsed: () => now() - started,
+      retiredSkipped: retired,
+      staleSkipped: stale,
+    };
     const outcome =
       plan === null
         ? await retrieve(handle, question, timing)
@@ -95,6 +111,8 @@ interface Timing {
   lookupMs: number;
   /** Milliseconds since the question started. */
   elapsed: () => number;
+  retiredSkipped: number;
+  staleSkipped: number;
 }
 
 /** The cached path: fetch the plan's chunks by id; no retrieval runs. */
@@ -111,6 +129,8 @@ async function replay(
     question,
     records.map((record) => record.content),
   );
+  // Every replay's score goes back to the plan: poor replays retire it.
+  const reported = await reportPlanOutcome(handle, { planId: plan.id, outcomeScore: score });
   return {
     path: 'replay',
     question,
@@ -118,11 +138,15 @@ async function replay(
     score,
     latencyMs,
     lookupMs: timing.lookupMs,
+    retiredSkipped: timing.retiredSkipped,
+    staleSkipped: timing.staleSkipped,
     planId: plan.id,
     planQuery: plan.query,
     similarity: plan.similarity,
     wrong: score < DEFAULT_SUCCESS_THRESHOLD,
     missing,
+    runningOutcome: reported.runningOutcome,
+    retired: !reported.replayable,
   };
 }
 
@@ -157,6 +181,8 @@ async function retrieve(
     score,
     latencyMs,
     lookupMs: timing.lookupMs,
+    retiredSkipped: timing.retiredSkipped,
+    staleSkipped: timing.staleSkipped,
     planId: cached.id,
   };
 }

@@ -35,6 +35,11 @@ export function formatReport(report: DemoReport): string {
       `${milliseconds(report.meanLatencyMs.planLookup)}  (recallPlan, part of both paths)`,
     ],
     ['wrong replays (scorer)', `${report.wrongReplays} of ${report.planHits}`],
+    ['plans retired (poor replays)', String(report.plansRetired)],
+    ['lookups past a retired plan', String(report.retiredPlansSkipped)],
+    ...(report.stalePlansSkipped > 0
+      ? [['lookups past a stale plan', String(report.stalePlansSkipped)] as [string, string]]
+      : []),
     ...(report.missingReplayedChunks > 0
       ? [['replayed chunks gone', String(report.missingReplayedChunks)] as [string, string]]
       : []),
@@ -54,12 +59,20 @@ export function formatOutcome(outcome: QuestionOutcome, index: number, total: nu
   const width = String(total).length;
   const number = `[${String(index + 1).padStart(width)}/${total}]`;
   const time = milliseconds(outcome.latencyMs).padStart(9);
+  const skipped =
+    outcome.retiredSkipped > 0
+      ? ` (${plural(outcome.retiredSkipped, 'retired plan')} skipped)`
+      : '';
   const what =
     outcome.path === 'replay'
-      ? `plan hit (similarity ${outcome.similarity.toFixed(2)})${outcome.wrong ? ' WRONG' : ''}`
+      ? `plan hit (similarity ${outcome.similarity.toFixed(2)})${outcome.wrong ? ' WRONG' : ''}${
+          outcome.retired
+            ? `, reported: running outcome ${outcome.runningOutcome.toFixed(2)}, plan retired`
+            : ''
+        }`
       : outcome.planId === null
-        ? 'miss, retrieval, not cached'
-        : 'miss, retrieval, cached';
+        ? `miss${skipped}, retrieval, not cached`
+        : `miss${skipped}, retrieval, cached`;
   return `${number} ${what.padEnd(34)} score ${outcome.score.toFixed(2)} ${time}  ${outcome.question}`;
 }
 

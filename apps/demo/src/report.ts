@@ -31,6 +31,12 @@ export interface DemoReport {
   meanLatencyMs: { planHit: number | null; retrieval: number | null; planLookup: number | null };
   /** Replays whose chunks score below the success threshold on the new question. */
   wrongReplays: number;
+  /** Replays whose reported score took the plan's running outcome below the success threshold. */
+  plansRetired: number;
+  /** Plan lookups that skipped a retired plan (and so ran retrieval or replayed another plan). */
+  retiredPlansSkipped: number;
+  /** Plan lookups that skipped a plan whose chunks changed or are gone. */
+  stalePlansSkipped: number;
   /** Chunk ids of replayed plans that no longer existed. */
   missingReplayedChunks: number;
   audit: { ok: boolean; events: number; chains: number };
@@ -83,6 +89,9 @@ export function buildReport(input: ReportInput): DemoReport {
       planLookup: mean(input.outcomes.map((outcome) => outcome.lookupMs)),
     },
     wrongReplays: replays.filter((outcome) => outcome.wrong).length,
+    plansRetired: replays.filter((outcome) => outcome.retired).length,
+    retiredPlansSkipped: input.outcomes.filter((outcome) => outcome.retiredSkipped > 0).length,
+    stalePlansSkipped: input.outcomes.filter((outcome) => outcome.staleSkipped > 0).length,
     missingReplayedChunks: replays.reduce((sum, outcome) => sum + outcome.missing.length, 0),
     audit: { ok: input.audit.ok, events: input.audit.events, chains: input.audit.chains },
   };

@@ -35,6 +35,8 @@ describe('the demo program', () => {
     expect(report.planHits + report.planMisses).toBe(report.questions);
     expect(report.retrievalCalls).toEqual({ made: report.planMisses, saved: report.planHits });
     expect(report.plansNotCached).toBeGreaterThanOrEqual(1);
+    // The lifecycle: a poorly rated replay retired its plan, and a later lookup skipped it.
+    expect([report.plansRetired, report.retiredPlansSkipped]).toEqual([1, 1]);
     expect(report.audit.ok).toBe(true);
     expect(existsSync(join(cwd, 'mnemo-demo.duckdb'))).toBe(true);
   });
@@ -69,7 +71,9 @@ describe('the demo program', () => {
       '  mean latency, retrieval path  N ms  (plan lookup + recall + score + cache)',
       '  mean latency, plan lookup     N ms  (recallPlan, part of both paths)',
       '  wrong replays (scorer)        0 of 2',
-      '  audit                         ok, 17 events in 1 chain',
+      '  plans retired (poor replays)  0',
+      '  lookups past a retired plan   0',
+      '  audit                         ok, 19 events in 1 chain',
     ]);
   });
 

@@ -66,6 +66,7 @@ describe('loadDefaultCorpus', () => {
       'apps/demo/corpus/06-experience-memory.md',
       'apps/demo/corpus/07-stores.md',
       'apps/demo/corpus/08-errors-and-testing.md',
+      'apps/demo/corpus/09-release-codenames.md',
     ]);
     expect(
       paths.every((path) =>
@@ -147,6 +148,46 @@ describe('runAgentLoop', () => {
         steps: [RETRIEVAL_STEP],
         chunk_ids: first.chunkIds,
       });
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('the plan lifecycle in the agent loop', () => {
+  it('reports every replay; a poorly rated replay retires its plan and the next paraphrase runs retrieval', async () => {
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
+    try {
+      const handle = engine.as('agent');
+      await ingestChunks(handle, chunkCorpus(await loadDefaultCorpus()), silentProgress);
+      const outcomes = await runAgentLoop(
+        handle,
+        [
+          // Two of the four words are in the corpus (09-release-codenames.md only): cached at 0.5.
+          'Heron and Lighthouse: which mascots and banners?',
+          // One more unknown word: similarity 6/7, the replay scores 2/5.
+          'Heron and Lighthouse: which mascots, banners and flags?',
+          'Mascots, banners and flags: which for Heron and Lighthouse?',
+        ],
+        { similarityThreshold: 0.7 },
+      );
+      const [first, second, third] = outcomes as [QuestionOutcome, ReplayOutcome, QuestionOutcome];
+      expect([first.path, first.score, first.planId !== null]).toEqual(['retrieval', 0.5, true]);
+      expect([second.path, second.planId, second.wrong, second.retired]).toEqual([
+        'replay',
+        first.planId,
+        true,
+        true,
+      ]);
+      // 0.5 · 0.4 + 0.5 · 0.5: below the success threshold.
+      expect([second.score, second.runningOutcome]).toEqual([0.4, 0.45]);
+      expect([third.path, third.retiredSkipped]).toEqual(['retrieval', 1]);
+      const events = await engine.store.readAudit({ limit: 1000 });
+      expect(
+        events.filter((e) => e.op === 'plan_outcome').map((e) => [e.recordIds, e.details]),
+      ).toEqual([
+        [[first.planId], { outcomeScore: 0.4, runningOutcome: 0.45, replays: 1, failures: 1 }],
+      ]);
     } finally {
       await engine.close();
     }

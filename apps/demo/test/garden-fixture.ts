@@ -36,8 +36,12 @@ export const freshReport = (database: ReportDatabase): DemoReport => ({
   retrievalCalls: { made: 4, saved: 2 },
   meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
   wrongReplays: 0,
+  plansRetired: 0,
+  retiredPlansSkipped: 0,
+  stalePlansSkipped: 0,
   missingReplayedChunks: 0,
-  audit: { ok: true, events: 4 + 6 + 4 + 3, chains: 1 },
+  // 4 chunks, 6 plan lookups, 4 recalls, 3 plans cached, 2 replay outcomes reported.
+  audit: { ok: true, events: 4 + 6 + 4 + 3 + 2, chains: 1 },
 });
 
 /** What a run with `keep` reports after a fresh run of the fixture on the same store. */
@@ -52,6 +56,7 @@ export const keptReport = (database: ReportDatabase) => ({
   retrievalCalls: { made: 1, saved: 5 },
   meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },
   wrongReplays: 0,
-  // The fresh run's 17 events, then 6 plan lookups and 1 recall.
-  audit: { ok: true, events: 4 + 6 + 4 + 3 + (6 + 1), chains: 1 },
+  plansRetired: 0,
+  // The fresh run's 19 events, then 6 plan lookups, 1 recall and 5 replay outcomes.
+  audit: { ok: true, events: 4 + 6 + 4 + 3 + 2 + (6 + 1 + 5), chains: 1 },
 });

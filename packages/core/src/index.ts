@@ -82,6 +82,7 @@ export type {
   NewRecord,
   PlanCandidate,
   PlanCandidateQuery,
+  PlanStats,
   RecordFilters,
   ScoredRecord,
   StoreCapabilities,

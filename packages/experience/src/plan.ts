@@ -14,9 +14,16 @@ export interface CachedPlan {
   query: string;
   steps: string[];
   chunkIds: string[];
+  /** The score the plan was cached with. */
   outcomeScore: number;
   /** Jaccard similarity between the query's signature and the plan's. */
   similarity: number;
+  /** The running outcome (see `reportPlanOutcome`): `outcomeScore` until an outcome is reported. */
+  runningOutcome: number;
+  /** Replay outcomes reported so far. */
+  replays: number;
+  /** Of those, outcomes below `DEFAULT_SUCCESS_THRESHOLD`. */
+  failures: number;
 }
 
 /**
@@ -35,6 +42,12 @@ export interface PlanPayload {
    * plan, keep exactly the SPEC §4 payload.
    */
   signature_strategy?: PlanSignatureStrategy;
+  /**
+   * For each of `chunk_ids`, the content hash of that record when the plan was
+   * cached, or null when it named no record the caller could see (an id of
+   * another system). Absent in plans cached before staleness checks.
+   */
+  chunk_hashes?: (string | null)[];
 }
 
 export function toPayloadJson(payload: PlanPayload): JsonObject {
@@ -51,7 +64,15 @@ const isStringArray = (value: unknown): value is string[] =>
 export function readPayload(record: MemoryRecord): PlanPayload | null {
   const payload = record.metadata[PLAN_METADATA_KEY];
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
-  const { query, signature_tokens, steps, chunk_ids, outcome_score, signature_strategy } = payload;
+  const {
+    query,
+    signature_tokens,
+    steps,
+    chunk_ids,
+    outcome_score,
+    signature_strategy,
+    chunk_hashes,
+  } = payload;
   const strategy = signature_strategy ?? 'default';
   if (
     !PLAN_SIGNATURE_STRATEGIES.some((known) => known === strategy) ||
@@ -63,7 +84,7 @@ export function readPayload(record: MemoryRecord): PlanPayload | null {
   ) {
     return null;
   }
-  return {
+  const read: PlanPayload = {
     query,
     signature_tokens,
     steps,
@@ -71,4 +92,15 @@ export function readPayload(record: MemoryRecord): PlanPayload | null {
     outcome_score,
     signature_strategy: strategy as PlanSignatureStrategy,
   };
+  if (chunk_hashes !== undefined) {
+    if (
+      !Array.isArray(chunk_hashes) ||
+      chunk_hashes.length !== chunk_ids.length ||
+      !chunk_hashes.every((hash) => hash === null || typeof hash === 'string')
+    ) {
+      return null;
+    }
+    read.chunk_hashes = chunk_hashes as (string | null)[];
+  }
+  return read;
 }

@@ -2,6 +2,7 @@ import { type MemoryHandle, MnemoError, planAccess, type Scope } from '@mnemo/co
 import { DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
 import { toPayloadJson } from './plan.js';
 import { signatureTokens } from './signature.js';
+import { chunkHashes } from './staleness.js';
 
 export interface RememberPlanInput {
   /** The query the plan answered. Its signature is what later queries are matched against. */
@@ -14,6 +15,11 @@ export interface RememberPlanInput {
   outcomeScore: number;
   /** Default `private`. */
   scope?: Scope;
+  /**
+   * The plan expires this many milliseconds after now (a positive number):
+   * from then on it is never replayed, like any expired record. Default: never.
+   */
+  ttlMs?: number;
 }
 
 export interface RememberPlanResult {
@@ -68,7 +74,7 @@ export async function rememberPlan(
   }
   if (typeof input !== 'object' || input === null) throw invalid('input', 'must be an object');
   for (const key of Object.keys(input)) {
-    if (!['query', 'steps', 'chunkIds', 'outcomeScore', 'scope'].includes(key)) {
+    if (!['query', 'steps', 'chunkIds', 'outcomeScore', 'scope', 'ttlMs'].includes(key)) {
       throw invalid(`input.${key}`, 'is not a known option');
     }
   }
@@ -79,6 +85,10 @@ export async function rememberPlan(
   const score = input.outcomeScore;
   if (typeof score !== 'number' || score > 1 || score === Number.POSITIVE_INFINITY) {
     throw invalid('outcomeScore', 'must be a number no greater than 1');
+  }
+  const ttlMs = input.ttlMs;
+  if (ttlMs !== undefined && (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0)) {
+    throw invalid('ttlMs', 'must be a positive number of milliseconds');
   }
   const signature = signatureTokens(query, access.signatureStrategy);
   // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding anything.
@@ -98,11 +108,18 @@ export async function rememberPlan(
   if (signature.length === 0) {
     return { id: null, signature, stored: false, reason: 'empty_signature' };
   }
+  // The content hash of every chunk as the caller sees it now, so a replay can
+  // tell when one was forgotten, redacted or changed since (see `isStale`).
+  const withHashes = access.validatePayload({
+    ...payload,
+    chunk_hashes: await chunkHashes(handle, chunkIds),
+  });
   const { id } = await access.writePlan({
     query,
     ...(scope === undefined ? {} : { scope }),
+    ...(ttlMs === undefined ? {} : { ttlMs }),
     tokens: signature,
-    payload,
+    payload: withHashes,
   });
   return { id, signature, stored: true };
 }

@@ -49,12 +49,19 @@ describe('rememberPlan and recallPlan', () => {
         chunkIds: ['chunk-12', 'chunk-40'],
         outcomeScore: 0.92,
         similarity: 1,
+        runningOutcome: 0.92,
+        replays: 0,
+        failures: 0,
       },
       candidatesConsidered: 1,
+      stale: 0,
+      retired: 0,
     });
     expect(await recallPlan(agent, { query: 'what is the capital of france' })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
   });
 
@@ -76,6 +83,7 @@ describe('rememberPlan and recallPlan', () => {
             steps: ['recall:lexical:limit=5', 'answer'],
             chunk_ids: ['chunk-12', 'chunk-40'],
             outcome_score: 0.92,
+            chunk_hashes: [null, null],
           },
         },
       ],
@@ -97,6 +105,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
     expect((await rememberPlan(agent, { ...PASSWORD_PLAN, outcomeScore: 0.5 })).stored).toBe(true);
   });
@@ -113,6 +123,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
     expect((await store.readAudit({ limit: 10 })).map((e) => e.op)).toEqual(['remember']);
     const on = createEngine({ store, experienceMemory: true });
@@ -129,6 +141,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(other, { query: PASSWORD_PLAN.query })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
 
     const shared = await rememberPlan(owner, {
@@ -141,6 +155,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(other, { query: 'export invoices csv' })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
 
     const open = await rememberPlan(owner, {
@@ -183,6 +199,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
     expect(
       (await agent.recall({ query: 'reset password' })).hits.map((hit) => hit.record.id),
@@ -213,6 +231,8 @@ describe('rememberPlan and recallPlan', () => {
     expect(await recallPlan(agent, { query: 'q', similarityThreshold: 1 })).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
   });
 
@@ -304,11 +324,22 @@ describe('rememberPlan and recallPlan', () => {
         [id],
         { contentHash: expect.any(String), scope: 'private', memoryType: 'procedural', plan: true },
       ],
-      ['recall_plan', [id], { hit: true, similarity: 1, candidatesConsidered: 1, threshold: 0.7 }],
+      [
+        'recall_plan',
+        [id],
+        { hit: true, similarity: 1, candidatesConsidered: 1, stale: 0, retired: 0, threshold: 0.7 },
+      ],
       [
         'recall_plan',
         [],
-        { hit: false, similarity: null, candidatesConsidered: 0, threshold: 0.7 },
+        {
+          hit: false,
+          similarity: null,
+          candidatesConsidered: 0,
+          stale: 0,
+          retired: 0,
+          threshold: 0.7,
+        },
       ],
     ]);
     expect((await engine.verifyAudit()).ok).toBe(true);
@@ -334,7 +365,14 @@ describe('rememberPlan and recallPlan', () => {
     }
     // Every other plan is a candidate (similarity 3/4 = 0.75 ≥ 0.7), none is as similar as the target.
     const result = await recallPlan(agent, { query: 'Password reset — how to?' });
-    expect(result.plan).toEqual({ ...PASSWORD_PLAN, id: target.id, similarity: 1 });
+    expect(result.plan).toEqual({
+      ...PASSWORD_PLAN,
+      id: target.id,
+      similarity: 1,
+      runningOutcome: 0.92,
+      replays: 0,
+      failures: 0,
+    });
     expect(result.candidatesConsidered).toBe(2001);
     const variant = await recallPlan(agent, { query: 'variant1999 reset password how' });
     expect([variant.plan?.steps, variant.plan?.similarity]).toEqual([['s1999'], 1]);

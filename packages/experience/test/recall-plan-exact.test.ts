@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   jaccard,
+  PLAN_OUTCOME_WEIGHT,
   recallPlan,
   rememberPlan,
+  reportPlanOutcome,
   type SignatureStrategy,
   signatureTokens,
 } from '../src/index.js';
@@ -19,6 +21,9 @@ const planArbitrary = fc.record({
   scope: fc.constantFrom(...SCOPES),
   outcomeScore: fc.constantFrom(0.5, 0.75, 1),
   shareWithA: fc.boolean(),
+  // Replay outcomes reported by the owner; a running outcome below 0.5 retires the plan.
+  reports: fc.array(fc.constantFrom(0, 0.3, 0.9, 1), { maxLength: 2 }),
+  forgotten: fc.constantFrom(false, false, false, true),
 });
 
 // Both strategies, on every store; the enriched one with fewer runs (same code path).
@@ -47,6 +52,8 @@ describe.each(CASES)(
               outcome: number;
               at: number;
               visibleToA: boolean;
+              owner: string;
+              forget: boolean;
             }[] = [];
             for (const plan of plans) {
               clock.advance(1000);
@@ -63,7 +70,17 @@ describe.each(CASES)(
               const granted =
                 plan.scope === 'shared' && plan.shareWithA && plan.owner !== 'agent-a';
               if (granted) await handle.share({ recordId: result.id, with: ['agent-a'] });
-              if (stored.some((s) => s.id === result.id)) continue; // deduplicated
+              const known = stored.find((s) => s.id === result.id); // deduplicated
+              let outcome = known?.outcome ?? plan.outcomeScore;
+              for (const score of plan.reports) {
+                await reportPlanOutcome(handle, { planId: result.id, outcomeScore: score });
+                outcome = PLAN_OUTCOME_WEIGHT * score + (1 - PLAN_OUTCOME_WEIGHT) * outcome;
+              }
+              if (known !== undefined) {
+                known.outcome = outcome;
+                known.visibleToA ||= granted;
+                continue;
+              }
               const visibleToA =
                 plan.owner === 'agent-a' ||
                 plan.scope === 'public' ||
@@ -72,16 +89,23 @@ describe.each(CASES)(
               stored.push({
                 id: result.id,
                 tokens: signatureTokens(query, strategy),
-                outcome: plan.outcomeScore,
+                outcome,
                 at: clock.now().getTime(),
                 visibleToA,
+                owner: plan.owner,
+                forget: plan.forgotten,
               });
+            }
+            // Forget some plans afterwards (a forgotten plan is never found again).
+            for (const target of stored.filter((s) => s.forget)) {
+              await engine.as(target.owner).forget({ ids: [target.id] });
+              target.visibleToA = false;
             }
             const queryTokens = signatureTokens(queryWords.join(' '), strategy);
             const expected = stored
               .filter((s) => s.visibleToA)
               .map((s) => ({ ...s, similarity: jaccard(queryTokens, s.tokens) }))
-              .filter((s) => s.similarity >= threshold)
+              .filter((s) => s.similarity >= threshold && s.outcome >= 0.5)
               .sort(
                 (x, y) =>
                   y.similarity - x.similarity ||
@@ -97,11 +121,12 @@ describe.each(CASES)(
               expected?.id ?? null,
               expected?.similarity ?? null,
             ]);
-            // Every visible plan that shares a token and passes the size filter was examined.
+            // Every visible plan within the size bounds that shares ⌈t·|A|⌉ tokens was examined.
+            const least = Math.max(1, Math.ceil(threshold * queryTokens.length - 1e-9));
             const bounds = (s: { tokens: string[] }) =>
-              s.tokens.length >= Math.ceil(threshold * queryTokens.length - 1e-9) &&
+              s.tokens.length >= least &&
               s.tokens.length <= Math.floor(queryTokens.length / threshold + 1e-9) &&
-              s.tokens.some((token) => queryTokens.includes(token));
+              s.tokens.filter((token) => queryTokens.includes(token)).length >= least;
             expect(actual.candidatesConsidered).toBe(
               stored.filter((s) => s.visibleToA && bounds(s)).length,
             );

@@ -215,6 +215,7 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
       steps: ['s'],
       chunk_ids: [],
       outcome_score: 1,
+      chunk_hashes: [],
     });
     expect((await plain.get(b.id as string)).metadata[PLAN_METADATA_KEY]).toEqual({
       query,
@@ -223,6 +224,7 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
       chunk_ids: [],
       outcome_score: 1,
       signature_strategy: 'enriched',
+      chunk_hashes: [],
     });
     expect((await engine.verifyAudit()).ok).toBe(true);
   });
@@ -242,6 +244,8 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
     ).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
     await rememberPlan(rich, {
       query: 'export invoices to csv',
@@ -254,6 +258,8 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
     ).toEqual({
       plan: null,
       candidatesConsidered: 0,
+      stale: 0,
+      retired: 0,
     });
     const own = await recallPlan(rich, { query: 'Export my invoices to CSV' });
     expect([own.plan?.steps, own.candidatesConsidered]).toEqual([['enriched'], 1]);
@@ -289,7 +295,12 @@ describe.each(STORES)('signature strategies on %s', (kind) => {
         outcome_score: 1,
       }),
     });
-    expect(await recallPlan(rich, { query })).toEqual({ plan: null, candidatesConsidered: 1 });
+    expect(await recallPlan(rich, { query })).toEqual({
+      plan: null,
+      candidatesConsidered: 1,
+      stale: 0,
+      retired: 0,
+    });
   });
 
   it('enriched replays paraphrases but none of the order-swapped or negated variants', async () => {

@@ -1,7 +1,16 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { type AuditHead, type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
+import {
+  type AuditHead,
+  type Grant,
+  type MemoryStore,
+  MnemoError,
+  type PlanStats,
+  type StoreTx,
+} from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
+import { type IndexedPlan, PlanIndex } from './plan-index.js';
+import * as planQueries from './plan-queries.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
@@ -56,6 +65,8 @@ class DuckDBStore implements MemoryStore {
   // Audit chain heads as committed. This process is the file's only writer, so the cache
   // stays true; it saves a read per write.
   private readonly heads = new Map<string, AuditHead>();
+  // Every live plan's signature, in step with committed writes (see PlanIndex).
+  private readonly plans = new PlanIndex();
   // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
   private fixedDimensions: number | null = null;
   private closed = false;
@@ -109,6 +120,7 @@ class DuckDBStore implements MemoryStore {
     );
     const size = /^FLOAT\[(\d+)\]$/.exec(String(column?.data_type ?? ''))?.[1];
     this.fixedDimensions = size === undefined ? null : Number(size);
+    await planQueries.loadPlanIndex(writer, this.plans);
   }
 
   async close(): Promise<void> {
@@ -185,10 +197,19 @@ class DuckDBStore implements MemoryStore {
       if (this.closed) throw storeClosed();
       // Chain heads this transaction advanced; they enter the cache only once it commits.
       const advanced = new Map<string, AuditHead>();
+      // Plan index changes, likewise applied only once the transaction commits.
+      const planChanges: PlanChange[] = [];
       const result = await this.inTransaction(writer, () =>
-        fn(transactionOn(writer, this.fixedDimensions, this.heads, advanced)),
+        fn(transactionOn(writer, this.fixedDimensions, this.heads, advanced, planChanges)),
       );
       for (const [chain, head] of advanced) this.heads.set(chain, head);
+      for (const change of planChanges) {
+        if (change.kind === 'add') this.plans.add(change.id, change.plan);
+        else if (change.kind === 'remove') this.plans.remove(change.id);
+        else if (change.kind === 'grant') this.plans.grant(change.grant);
+        else if (change.kind === 'touch') this.plans.touch(change.ids, change.at);
+        else this.plans.putStats(change.stats);
+      }
       return result;
     });
     this.queue = run.catch(() => undefined);
@@ -203,7 +224,11 @@ class DuckDBStore implements MemoryStore {
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
-    this.read((s) => queries.findPlanCandidates(s, query));
+    // Answered from the in-memory plan index alone (see PlanIndex); no connection needed.
+    Promise.resolve().then(() => {
+      this.openWriter();
+      return this.plans.candidates(query);
+    });
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
   embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
@@ -214,12 +239,24 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.listGrants(s, recordIds));
 }
 
+/** A change of the plan index, in the order the transaction made it. */
+type PlanChange =
+  | { kind: 'add'; id: string; plan: IndexedPlan }
+  | { kind: 'remove'; id: string }
+  | { kind: 'grant'; grant: Grant }
+  | { kind: 'touch'; ids: readonly string[]; at: Date }
+  | { kind: 'stats'; stats: PlanStats };
+
 function transactionOn(
   s: Session,
   fixedDimensions: number | null,
   committed: ReadonlyMap<string, AuditHead>,
   advanced: Map<string, AuditHead>,
+  planChanges: PlanChange[],
 ): StoreTx {
+  const dropPlans = (ids: readonly string[]) => {
+    for (const id of ids) planChanges.push({ kind: 'remove', id });
+  };
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
@@ -227,11 +264,39 @@ function transactionOn(
     embeddingDimensions: () => queries.embeddingDimensions(s),
     fixEmbeddingDimensions: (size) => queries.fixEmbeddingDimensions(s, size),
     findIds: (ids) => queries.findIds(s, ids),
-    insertRecords: (records) => queries.insertRecords(s, records, fixedDimensions),
-    deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
-    redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
-    putGrants: (grants) => queries.putGrants(s, grants),
-    touch: (ids, at) => queries.touch(s, ids, at),
+    insertRecords: async (records) => {
+      await queries.insertRecords(s, records, fixedDimensions);
+      for (const { record, isPlan, planTokens } of records) {
+        if (isPlan && planTokens !== null && record.deletedAt === null) {
+          planChanges.push({
+            kind: 'add',
+            id: record.id,
+            plan: { tokens: planTokens, record },
+          });
+        }
+      }
+    },
+    deleteRecords: async (ids, mode, at) => {
+      await queries.deleteRecords(s, ids, mode, at);
+      dropPlans(ids);
+    },
+    redactRecords: async (ids, content, at) => {
+      await queries.redactRecords(s, ids, content, at);
+      dropPlans(ids);
+    },
+    lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
+    putPlanStats: async (stats) => {
+      await planQueries.putPlanStats(s, stats);
+      planChanges.push({ kind: 'stats', stats });
+    },
+    putGrants: async (grants) => {
+      await queries.putGrants(s, grants);
+      for (const grant of grants) planChanges.push({ kind: 'grant', grant });
+    },
+    touch: async (ids, at) => {
+      await queries.touch(s, ids, at);
+      planChanges.push({ kind: 'touch', ids, at });
+    },
     auditHead: async (chain) =>
       advanced.get(chain) ?? committed.get(chain) ?? (await queries.auditHead(s, chain)),
     appendAudit: async (events) => {

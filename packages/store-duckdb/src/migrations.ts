@@ -95,4 +95,19 @@ export const MIGRATIONS: readonly Migration[] = [
         : [`INSERT INTO mnemo_settings VALUES ('embedding_dimensions', '${dimensions}')`]),
     ],
   },
+  {
+    version: 2,
+    name: 'plan stats',
+    // What replays taught about each plan (running outcome, counts), beside the
+    // hashed plan record rather than in it; `record_id` names the plan.
+    statements: () => [
+      `CREATE TABLE mnemo_plan_stats (
+        record_id VARCHAR PRIMARY KEY,
+        running_outcome DOUBLE NOT NULL,
+        replays BIGINT NOT NULL,
+        failures BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

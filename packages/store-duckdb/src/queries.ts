@@ -9,8 +9,6 @@ import {
   type ListQuery,
   type MemoryRecord,
   type NewRecord,
-  type PlanCandidate,
-  type PlanCandidateQuery,
   permissionFromLevel,
   permissionLevel,
   type ScoredRecord,
@@ -152,26 +150,6 @@ export async function searchVector(
     p,
   );
   return rows.map(toScored);
-}
-
-export async function findPlanCandidates(
-  s: Session,
-  query: PlanCandidateQuery,
-): Promise<PlanCandidate[]> {
-  const p = new Params();
-  const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, r.plan_tokens
-     FROM mnemo_records r
-     WHERE r.is_plan
-       AND r.plan_token_count BETWEEN ${p.scalar(query.minTokens)} AND ${p.scalar(query.maxTokens)}
-       AND r.id IN (SELECT t.record_id FROM mnemo_plan_tokens t WHERE t.token IN (SELECT unnest(${p.strings(query.tokens)})))
-       AND ${visiblePredicate(p, query.visibility)}`,
-    p,
-  );
-  return rows.map((row) => ({
-    record: rowToRecord(row),
-    signatureTokens: row.plan_tokens as string[],
-  }));
 }
 
 export async function scanRecords(
@@ -351,7 +329,8 @@ export async function insertRecords(
 }
 
 async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void> {
-  for (const table of ['mnemo_postings', 'mnemo_plan_tokens']) {
+  // A forgotten plan is never replayed again, so its stats go with its tokens.
+  for (const table of ['mnemo_postings', 'mnemo_plan_tokens', 'mnemo_plan_stats']) {
     const p = new Params();
     await s.exec(`DELETE FROM ${table} WHERE record_id IN (SELECT unnest(${p.strings(ids)}))`, p);
   }

@@ -114,4 +114,25 @@ export const MIGRATIONS: readonly Migration[] = [
         : []),
     ],
   },
+  {
+    version: 2,
+    name: 'plan stats, plan token document frequencies',
+    statements: (s) => [
+      // What replays taught about each plan (running outcome, counts), beside the
+      // hashed plan record rather than in it; `record_id` names the plan.
+      `CREATE TABLE ${s}.mnemo_plan_stats (
+        record_id text PRIMARY KEY,
+        running_outcome double precision NOT NULL,
+        replays bigint NOT NULL,
+        failures bigint NOT NULL,
+        updated_at bigint NOT NULL
+      )`,
+      // How many plans hold each token key, so plan lookup probes the GIN index with the
+      // query's rarest tokens. Kept in the transactions that index or unindex plan tokens.
+      `CREATE TABLE ${s}.mnemo_plan_token_df (key text PRIMARY KEY, df bigint NOT NULL)`,
+      `INSERT INTO ${s}.mnemo_plan_token_df (key, df)
+       SELECT k, count(*) FROM ${s}.mnemo_records r, unnest(r.plan_token_keys) AS k
+       WHERE r.is_plan AND r.plan_token_keys IS NOT NULL GROUP BY k`,
+    ],
+  },
 ];

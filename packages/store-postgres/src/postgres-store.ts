@@ -2,6 +2,7 @@ import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
 import pg from 'pg';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
+import * as planQueries from './plan-queries.js';
 import type { PostgresClient, PostgresPool } from './pool.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
@@ -301,7 +302,7 @@ class PostgresStore implements MemoryStore {
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.pgvector));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
-    this.read((s) => queries.findPlanCandidates(s, query));
+    this.read((s) => planQueries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
   embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
@@ -325,6 +326,8 @@ function transactionOn(s: Session, pgvector: boolean): StoreTx {
     redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
     putGrants: (grants) => queries.putGrants(s, grants),
     touch: (ids, at) => queries.touch(s, ids, at),
+    lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
+    putPlanStats: (stats) => planQueries.putPlanStats(s, stats),
     auditHead: (chain) => queries.lockAuditHead(s, chain),
     appendAudit: (events) => queries.appendAudit(s, events),
   };

@@ -9,8 +9,6 @@ import {
   type ListQuery,
   type MemoryRecord,
   type NewRecord,
-  type PlanCandidate,
-  type PlanCandidateQuery,
   permissionFromLevel,
   permissionLevel,
   type ScoredRecord,
@@ -18,6 +16,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { countPlanTokens, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
@@ -159,25 +158,6 @@ export async function searchVector(
     p,
   );
   return rows.map(toScored);
-}
-
-export async function findPlanCandidates(
-  s: Session,
-  query: PlanCandidateQuery,
-): Promise<PlanCandidate[]> {
-  const p = new Params();
-  const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, r.plan_tokens
-     FROM ${s.schema}.mnemo_records r
-     WHERE r.is_plan AND r.plan_token_keys && ARRAY(SELECT md5(t) FROM unnest(${p.texts(query.tokens)}) AS t)
-       AND r.plan_token_count BETWEEN ${p.add(query.minTokens, '::int')} AND ${p.add(query.maxTokens, '::int')}
-       AND ${visiblePredicate(s.schema, p, query.visibility)}`,
-    p,
-  );
-  return rows.map((row) => ({
-    record: rowToRecord(row),
-    signatureTokens: row.plan_tokens as string[],
-  }));
 }
 
 export async function scanRecords(
@@ -387,6 +367,7 @@ export async function insertRecords(
        last_accessed_at bigint)`,
     p,
   );
+  await countPlanTokens(s, inputs);
   const postings = inputs.flatMap((input) =>
     input.terms.map((t) => ({ id: input.record.id, ...t })),
   );
@@ -430,6 +411,7 @@ export async function deleteRecords(
 ): Promise<void> {
   await lockRecords(s, ids);
   await deletePostings(s, ids);
+  if (mode === 'hard') await forgetPlans(s, ids);
   const p = new Params();
   if (mode === 'hard') {
     const g = new Params();
@@ -452,6 +434,7 @@ export async function redactRecords(
 ): Promise<void> {
   await lockRecords(s, ids);
   await deletePostings(s, ids);
+  await forgetPlans(s, ids);
   const p = new Params();
   const time = p.time(at);
   await s.exec(

@@ -8,6 +8,7 @@ export const AUDIT_OPS = [
   'share',
   'recall_plan',
   'import',
+  'plan_outcome',
 ] as const;
 export type AuditOp = (typeof AUDIT_OPS)[number];
 

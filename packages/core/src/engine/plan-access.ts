@@ -1,13 +1,15 @@
-import { MnemoError } from '../errors.js';
-import type { PlanCandidate } from '../ports/memory-store.js';
+import { invalidInput, MnemoError } from '../errors.js';
+import type { PlanCandidate, PlanStats } from '../ports/memory-store.js';
 import {
+  isPlanRecord,
   type JsonObject,
+  type MemoryRecord,
   PLAN_METADATA_KEY,
   PLAN_TAG,
   type PlanSignatureStrategy,
   type Scope,
 } from '../records.js';
-import { validateContent, validateMetadata, validateScope } from '../validation.js';
+import { validateContent, validateLabel, validateMetadata, validateScope } from '../validation.js';
 import {
   appendAudit,
   handleContext,
@@ -35,21 +37,45 @@ export interface PlanAccess {
   validateScope(scope: unknown): Scope;
   /** Validates a plan payload as record metadata would be, returning a clean copy. */
   validatePayload(payload: unknown): JsonObject;
-  /** Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`, payload under `PLAN_METADATA_KEY`. */
+  /**
+   * Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`,
+   * payload under `PLAN_METADATA_KEY`. With `ttlMs` (a positive number of
+   * milliseconds) the record expires that long after the engine clock's now,
+   * and like any expired record disappears from every read, plan lookup included.
+   */
   writePlan(input: {
     query: string;
     scope?: Scope;
     payload: JsonObject;
     tokens: readonly string[];
+    ttlMs?: number;
   }): Promise<RememberResult>;
   /** See `MemoryStore.findPlanCandidates`; visibility is the handle's. */
   findCandidates(input: {
     tokens: readonly string[];
     minTokens: number;
     maxTokens: number;
+    minShared?: number;
   }): Promise<PlanCandidate[]>;
   /** Appends a `recall_plan` audit event (unless read auditing is off). */
   auditReplay(recordIds: string[], details: JsonObject): Promise<void>;
+  /**
+   * Records what a replay of plan `planId` taught, in one transaction with a
+   * `plan_outcome` audit event (always appended: it is a write). `next`
+   * receives the plan record and its current stats (null before the first
+   * report) and returns the new stats and the event's details; it runs while
+   * the stats are locked, so concurrent reports of one plan never lose an
+   * update. A missing id, a record the caller cannot see (any permission
+   * suffices) and a record that is not a plan are all `NOT_FOUND`; with
+   * experience memory off, `EXPERIENCE_DISABLED`.
+   */
+  updatePlanStats(
+    planId: string,
+    next: (
+      plan: MemoryRecord,
+      current: PlanStats | null,
+    ) => { runningOutcome: number; replays: number; failures: number; details: JsonObject },
+  ): Promise<PlanStats>;
 }
 
 const MAX_TOKEN_COUNT = 2 ** 31 - 1;
@@ -62,10 +88,17 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
     validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
-    writePlan: async ({ query, scope, payload, tokens }) => {
+    writePlan: async ({ query, scope, payload, tokens, ttlMs }) => {
       if (!context.experienceMemory) {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
       }
+      if (
+        ttlMs !== undefined &&
+        (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0)
+      ) {
+        throw invalidInput('ttlMs', 'must be a positive number of milliseconds');
+      }
+      const now = context.clock.now();
       const [result] = await writeRecords(
         handle,
         [
@@ -82,15 +115,16 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
             ),
             threadId: null,
             sourceType: null,
-            expiresAt: null,
+            expiresAt: ttlMs === undefined ? null : new Date(now.getTime() + Math.ceil(ttlMs)),
             plan: { tokens: [...tokens], payload },
           },
         ],
-        context.clock.now(),
+        now,
+        () => 'ttlMs',
       );
       return result as RememberResult;
     },
-    findCandidates: ({ tokens, minTokens, maxTokens }) =>
+    findCandidates: ({ tokens, minTokens, maxTokens, minShared }) =>
       context.store.findPlanCandidates({
         visibility: {
           agentId: handle.principal.agentId,
@@ -102,6 +136,7 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
         // has more tokens than a 32-bit count, which every store can bind.
         minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
         maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
+        ...(minShared === undefined ? {} : { minShared }),
       }),
     auditReplay: async (recordIds, details) => {
       if (!context.readAuditing) return;
@@ -109,6 +144,42 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       await context.store.transaction((tx) =>
         appendAudit(handle, tx, now, 'recall_plan', recordIds, details),
       );
+    },
+    updatePlanStats: async (planId, next) => {
+      if (!context.experienceMemory) {
+        throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
+      }
+      const id = validateLabel('planId', planId, 256);
+      const now = context.clock.now();
+      const visibility = {
+        agentId: handle.principal.agentId,
+        orgId: handle.principal.orgId,
+        now,
+      };
+      return context.store.transaction(async (tx) => {
+        // Lock first, then read: a forget or another report of this plan waits for us (or we for it).
+        const current = await tx.lockPlanStats(id);
+        const [visible] = await tx.get(visibility, [id]);
+        if (visible === undefined || !isPlanRecord(visible.record)) {
+          throw new MnemoError('NOT_FOUND', `no plan ${id} visible to the caller`, {
+            details: { id },
+          });
+        }
+        const { runningOutcome, replays, failures, details } = next(visible.record, current);
+        if (!(runningOutcome >= 0 && runningOutcome <= 1))
+          throw invalidInput('runningOutcome', 'must be a number from 0 to 1');
+        for (const [field, count] of [
+          ['replays', replays],
+          ['failures', failures],
+        ] as const) {
+          if (!Number.isSafeInteger(count) || count < 0)
+            throw invalidInput(field, 'must be an integer ≥ 0');
+        }
+        const stats: PlanStats = { planId: id, runningOutcome, replays, failures, updatedAt: now };
+        await tx.putPlanStats(stats);
+        await appendAudit(handle, tx, now, 'plan_outcome', [id], details);
+        return stats;
+      });
     },
   };
 }

@@ -120,12 +120,37 @@ export interface PlanCandidateQuery {
   readonly minTokens: number;
   /** Only plans with at most this many signature tokens. */
   readonly maxTokens: number;
+  /**
+   * Only plans sharing at least this many tokens with `tokens` (1 ≤ minShared
+   * ≤ tokens.length; default 1). A plan reaching Jaccard similarity t against a query of
+   * |A| tokens shares at least ⌈t·|A|⌉ of them, so any |A| − minShared + 1 of
+   * the query's tokens (the store picks its rarest) find every such plan.
+   */
+  readonly minShared?: number;
+}
+
+/**
+ * What replays taught about a plan, kept by the store beside the plan record
+ * (not in it: the record is hashed and its audit events prove what it held).
+ */
+export interface PlanStats {
+  readonly planId: string;
+  /** Exponential moving average of the reported outcomes, seeded with the plan's own score. */
+  readonly runningOutcome: number;
+  /** Outcomes reported so far. */
+  readonly replays: number;
+  /** Of those, outcomes below the success threshold. */
+  readonly failures: number;
+  /** When the last outcome was reported. */
+  readonly updatedAt: Date;
 }
 
 export interface PlanCandidate {
   readonly record: MemoryRecord;
   /** The plan's stored signature tokens, sorted and distinct. */
   readonly signatureTokens: readonly string[];
+  /** The plan's stats, or null while no outcome was reported. */
+  readonly stats: PlanStats | null;
 }
 
 export interface AuditPage {
@@ -217,9 +242,11 @@ export interface MemoryStore extends StoreReader {
   searchVector(query: VectorQuery): Promise<ScoredRecord[]>;
 
   /**
-   * Every visible, live plan that shares at least one token with `tokens` and
-   * whose token count lies in [minTokens, maxTokens]. Exact: no sampling and
-   * no window; order unspecified.
+   * Every visible, live plan that shares at least `minShared` tokens with
+   * `tokens` and whose token count lies in [minTokens, maxTokens], with its
+   * stats. Exact: no sampling and no window, so every store returns the same
+   * set; order unspecified. Stores answer through an index of the tokens
+   * (probing the query's rarest ones), not by scanning every plan.
    */
   findPlanCandidates(query: PlanCandidateQuery): Promise<PlanCandidate[]>;
 
@@ -265,15 +292,26 @@ export interface StoreTx extends StoreReader {
   /** Inserts the records with their postings, vectors and plan tokens (none when empty). */
   insertRecords(records: readonly NewRecord[]): Promise<void>;
 
-  /** Marks records deleted at `at` (soft) or removes them with their postings and grants (hard). */
+  /** Marks records deleted at `at` (soft) or removes them with their postings, grants and plan stats (hard). */
   deleteRecords(ids: readonly string[], mode: 'soft' | 'hard', at: Date): Promise<void>;
 
   /**
    * Replaces content with `content`, empties metadata, drops the embedding,
-   * postings and plan tokens, and marks the records deleted at `at`.
+   * postings, plan tokens and plan stats, and marks the records deleted at `at`.
    * `contentHash` is kept: it still proves what had been stored.
    */
   redactRecords(ids: readonly string[], content: string, at: Date): Promise<void>;
+
+  /**
+   * The stats of plan `planId`, or null when none were recorded. Where several
+   * writers can race, the store locks them (or the plan) until the
+   * transaction ends, so that a read, update and `putPlanStats` of one plan's
+   * stats run one after another.
+   */
+  lockPlanStats(planId: string): Promise<PlanStats | null>;
+
+  /** Inserts or replaces the stats of `stats.planId` (an existing record's id). */
+  putPlanStats(stats: PlanStats): Promise<void>;
 
   /** Inserts grants; an existing grant for the same record and grantee is replaced. */
   putGrants(grants: readonly Grant[]): Promise<void>;

@@ -7,6 +7,7 @@ import { groupCommitSpec } from './group-commit.spec.js';
 import { type ConformanceOptions, createHarness, type TestApi } from './harness.js';
 import { invalidInputSpec } from './invalid-input.spec.js';
 import { lifecycleSpec } from './lifecycle.spec.js';
+import { planLifecycleSpec } from './plan-lifecycle.spec.js';
 import { plansSpec } from './plans.spec.js';
 import { recallFiltersSpec } from './recall-filters.spec.js';
 import { recallLexicalSpec } from './recall-lexical.spec.js';
@@ -43,6 +44,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     shareSpec(t, h);
     auditSpec(t, h);
     plansSpec(t, h);
+    planLifecycleSpec(t, h);
     transferSpec(t, h);
     concurrencySpec(t, h);
     groupCommitSpec(t, h);

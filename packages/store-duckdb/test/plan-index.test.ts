@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine, planAccess } from '@mnemo/core';
+import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDuckDBStore } from '../src/index.js';
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+// The DuckDB store answers plan lookup from an in-memory index of the plans, their grants and
+// stats: init() must rebuild it from the file exactly.
+describe('the DuckDB plan index', () => {
+  it('is rebuilt by init() from the file: plans, grants, stats, deletions', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mnemo-plan-index-'));
+    folders.push(folder);
+    const path = join(folder, 'plans.duckdb');
+    const ids = createSequentialIds();
+    const clock = createManualClock('2026-01-01T00:00:00.000Z');
+    const open = async () => {
+      const store = createDuckDBStore({ path });
+      const engine = createEngine({ store, clock, ids, experienceMemory: true });
+      await engine.init();
+      return engine;
+    };
+    const find = async (engine: Awaited<ReturnType<typeof open>>, agent: string) =>
+      (
+        await planAccess(engine.as(agent)).findCandidates({
+          tokens: ['alpha', 'beta'],
+          minTokens: 1,
+          maxTokens: 5,
+        })
+      )
+        .map((c) => [c.record.id, c.stats?.replays ?? 0])
+        .sort();
+
+    const first = await open();
+    const owner = first.as('owner');
+    const write = (query: string, scope: 'private' | 'shared' | 'global') =>
+      planAccess(owner).writePlan({ query, payload: {}, tokens: query.split(' '), scope });
+    const kept = await write('alpha beta', 'global');
+    const shared = await write('alpha gamma', 'shared');
+    const forgotten = await write('beta delta', 'global');
+    await owner.share({ recordId: shared.id, with: ['reader'] });
+    await owner.forget({ ids: [forgotten.id] });
+    await planAccess(owner).updatePlanStats(kept.id, (_, current) => ({
+      runningOutcome: 0.7,
+      replays: (current?.replays ?? 0) + 1,
+      failures: 0,
+      details: {},
+    }));
+    const before = [await find(first, 'reader'), await find(first, 'stranger')];
+    expect(before).toEqual([
+      [
+        [kept.id, 1],
+        [shared.id, 0],
+      ],
+      [[kept.id, 1]],
+    ]);
+    await first.close();
+
+    const second = await open();
+    expect([await find(second, 'reader'), await find(second, 'stranger')]).toEqual(before);
+    await second.close();
+  });
+});
