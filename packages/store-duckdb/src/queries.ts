@@ -1,4 +1,18 @@
 import {
+  ARRAY,
+  arrayValue,
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBType,
+  type DuckDBValue,
+  FLOAT,
+  INTEGER,
+  LIST,
+  listValue,
+  VARCHAR,
+} from '@duckdb/node-api';
+import {
   type AuditEvent,
   type AuditHead,
   type AuditPage,
@@ -18,6 +32,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { appendRows } from './append.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
@@ -244,17 +259,19 @@ export async function auditHead(s: Session, chain: string): Promise<AuditHead | 
 
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
-     SELECT unnest(${p.strings(events.map((e) => e.chain))}), unnest(${p.bigints(events.map((e) => e.seq))}),
-            unnest(${p.strings(events.map((e) => e.id))}), unnest(${p.times(events.map((e) => e.at))}),
-            unnest(${p.strings(events.map((e) => e.principal))}), unnest(${p.strings(events.map((e) => e.op))}),
-            unnest(${p.stringLists(events.map((e) => e.recordIds))}),
-            unnest(${p.strings(events.map((e) => JSON.stringify(e.details)))}),
-            unnest(${p.strings(events.map((e) => e.prevHash))}), unnest(${p.strings(events.map((e) => e.hash))})`,
-    p,
-  );
+  const strings = (values: readonly string[]) => ({ type: VARCHAR, values });
+  await appendRows(s, 'mnemo_audit_events', [
+    strings(events.map((e) => e.chain)),
+    { type: BIGINT, values: events.map((e) => BigInt(e.seq)) },
+    strings(events.map((e) => e.id)),
+    { type: BIGINT, values: events.map((e) => BigInt(e.at.getTime())) },
+    strings(events.map((e) => e.principal)),
+    strings(events.map((e) => e.op)),
+    { type: LIST(VARCHAR), values: events.map((e) => listValue([...e.recordIds])) },
+    strings(events.map((e) => JSON.stringify(e.details))),
+    strings(events.map((e) => e.prevHash)),
+    strings(events.map((e) => e.hash)),
+  ]);
   // The new head of each chain: an UPDATE of the row, or its INSERT for a chain's first event.
   const firsts = new Map<string, number>();
   const heads = new Map<string, AuditEvent>();
@@ -271,6 +288,12 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
       h,
     );
   }
+}
+
+/** Every record's dedup key, whatever its state. */
+export async function allDedupKeys(s: Session): Promise<string[]> {
+  const rows = await s.all('SELECT dedup_key FROM mnemo_records');
+  return rows.map((row) => row.dedup_key as string);
 }
 
 export async function findLiveDuplicates(
@@ -296,6 +319,15 @@ export async function findLiveDuplicates(
   return found;
 }
 
+const bigint = (value: number | null): bigint | null => (value === null ? null : BigInt(value));
+const millis = (value: Date | null): bigint | null =>
+  value === null ? null : BigInt(value.getTime());
+
+/**
+ * Inserts records, postings and plan tokens through appenders (see `appendRows`):
+ * three appends, whatever the number of records. The columns are in the
+ * tables' declared order (migrations.ts).
+ */
 export async function insertRecords(
   s: Session,
   inputs: readonly NewRecord[],
@@ -303,51 +335,140 @@ export async function insertRecords(
 ): Promise<void> {
   if (inputs.length === 0) return;
   const records = inputs.map((input) => input.record);
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
-       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
-       source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
-     SELECT unnest(${p.strings(records.map((r) => r.id))}), unnest(${p.strings(records.map((r) => r.agentId))}),
-       unnest(${p.nullableStrings(records.map((r) => r.orgId))}), unnest(${p.strings(records.map((r) => r.content))}),
-       unnest(${p.strings(records.map((r) => r.memoryType))}), unnest(${p.strings(records.map((r) => r.scope))}),
-       unnest(${p.doubles(records.map((r) => r.importance))}), unnest(${p.stringLists(records.map((r) => r.tags))}),
-       unnest(${p.strings(records.map((r) => JSON.stringify(r.metadata)))}),
-       unnest(${p.floatLists(records.map((r) => r.embedding))})${fixed === null ? '' : `::FLOAT[${fixed}]`},
-       unnest(${p.strings(records.map((r) => r.contentHash))}), unnest(${p.strings(inputs.map((i) => i.dedupKey))}),
-       unnest(${p.booleans(inputs.map((i) => i.isPlan))}), unnest(${p.bigints(inputs.map((i) => i.docLength))}),
-       unnest(${p.stringLists(inputs.map((i) => i.planTokens))}),
-       unnest(${p.bigints(inputs.map((i) => i.planTokens?.length ?? null))}),
-       unnest(${p.nullableStrings(records.map((r) => r.threadId))}),
-       unnest(${p.nullableStrings(records.map((r) => r.sourceType))}),
-       unnest(${p.times(records.map((r) => r.createdAt))}), unnest(${p.times(records.map((r) => r.updatedAt))}),
-       unnest(${p.times(records.map((r) => r.expiresAt))}), unnest(${p.times(records.map((r) => r.deletedAt))}),
-       unnest(${p.bigints(records.map((r) => r.accessCount))}), unnest(${p.times(records.map((r) => r.lastAccessedAt))})`,
-    p,
-  );
+  const column = <T extends DuckDBValue>(type: DuckDBType, values: readonly T[]) => ({
+    type,
+    values,
+  });
+  const strings = (values: readonly (readonly string[])[]) => values.map((v) => listValue([...v]));
+  await appendRows(s, 'mnemo_records', [
+    column(
+      VARCHAR,
+      records.map((r) => r.id),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.agentId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.orgId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.content),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.memoryType),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.scope),
+    ),
+    column(
+      DOUBLE,
+      records.map((r) => r.importance),
+    ),
+    column(LIST(VARCHAR), strings(records.map((r) => r.tags))),
+    column(
+      VARCHAR,
+      records.map((r) => JSON.stringify(r.metadata)),
+    ),
+    column(
+      fixed === null ? LIST(FLOAT) : ARRAY(FLOAT, fixed),
+      records.map((r) => {
+        if (r.embedding === null) return null;
+        const items = Array.from(r.embedding);
+        return fixed === null ? listValue(items) : arrayValue(items);
+      }),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.contentHash),
+    ),
+    column(
+      VARCHAR,
+      inputs.map((i) => i.dedupKey),
+    ),
+    column(
+      BOOLEAN,
+      inputs.map((i) => i.isPlan),
+    ),
+    column(
+      INTEGER,
+      inputs.map((i) => i.docLength),
+    ),
+    column(
+      LIST(VARCHAR),
+      inputs.map((i) => (i.planTokens === null ? null : listValue([...i.planTokens]))),
+    ),
+    column(
+      INTEGER,
+      inputs.map((i) => i.planTokens?.length ?? null),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.threadId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.sourceType),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.createdAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.updatedAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.expiresAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.deletedAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => bigint(r.accessCount)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.lastAccessedAt)),
+    ),
+  ]);
   const postings = inputs.flatMap((input) =>
     input.terms.map((t) => ({ id: input.record.id, ...t })),
   );
-  if (postings.length > 0) {
-    const q = new Params();
-    await s.exec(
-      `INSERT INTO mnemo_postings (record_id, term, tf)
-       SELECT unnest(${q.strings(postings.map((x) => x.id))}), unnest(${q.strings(postings.map((x) => x.term))}),
-              unnest(${q.integers(postings.map((x) => x.tf))})`,
-      q,
-    );
-  }
+  await appendRows(s, 'mnemo_postings', [
+    column(
+      VARCHAR,
+      postings.map((x) => x.id),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.term),
+    ),
+    column(
+      INTEGER,
+      postings.map((x) => x.tf),
+    ),
+  ]);
   const tokens = inputs.flatMap((input) =>
     (input.planTokens ?? []).map((token) => ({ id: input.record.id, token })),
   );
-  if (tokens.length > 0) {
-    const q = new Params();
-    await s.exec(
-      `INSERT INTO mnemo_plan_tokens (record_id, token)
-       SELECT unnest(${q.strings(tokens.map((x) => x.id))}), unnest(${q.strings(tokens.map((x) => x.token))})`,
-      q,
-    );
-  }
+  await appendRows(s, 'mnemo_plan_tokens', [
+    column(
+      VARCHAR,
+      tokens.map((x) => x.id),
+    ),
+    column(
+      VARCHAR,
+      tokens.map((x) => x.token),
+    ),
+  ]);
 }
 
 async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void> {
