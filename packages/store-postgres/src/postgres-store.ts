@@ -22,7 +22,11 @@ export interface PostgresStoreOptions {
    * path, usually `public`) and outlives the store's schema.
    */
   vector?: 'auto' | 'pgvector' | 'array';
-  /** With pgvector: the embedder's dimensions, for a `vector(n)` column with an HNSW cosine index. */
+  /**
+   * With pgvector: the embedder's dimensions, for a `vector(n)` column. No ANN
+   * (HNSW) index is built: vector search is exact, and such an index would
+   * slow every write without serving a query.
+   */
   vectorDimensions?: number;
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
