@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   ARRAY,
   arrayValue,
@@ -95,23 +96,63 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
+/**
+ * BM25 (see the port). The collection statistics come from the visible,
+ * filtered records; the query's postings are read first (left to itself,
+ * DuckDB joined every posting to the visible records before filtering by
+ * term: 1.5M rows at 100k records). Without filters, the postings' own copy
+ * of their record's owner, scope, expiry and length decides visibility, so
+ * no posting is joined to a record; with filters, they are joined to the
+ * visible, filtered records.
+ */
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
   const p = new Params();
+  const v = query.visibility;
+  const unfiltered = Object.values(query.filters).every((value) => value === undefined);
+  const terms = query.terms.map((term) => p.scalar(term)).join(', ');
+  // The postings of the query's term keys, read before anything else filters them: one
+  // equality per key, which DuckDB pushes into the scan (an IN list it applies after reading
+  // every posting), as integer literals (computed here, so safe to inline) that compare as
+  // BIGINT. `DISTINCT` keys: a key collision of two query terms must not read postings twice.
+  const keys = [...new Set(query.terms.map(termKey))];
+  const matching = `matching AS MATERIALIZED (
+       ${keys.map((key) => `SELECT * FROM mnemo_postings WHERE term_key = ${key}`).join(' UNION ALL ')}
+     )`;
+  let sources: string;
+  if (unfiltered) {
+    const agent = p.scalar(v.agentId);
+    const orgKey = p.scalar(v.orgId ?? '');
+    const now = p.time(v.now);
+    sources = `${matching},
+     stats AS (
+       SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl
+       FROM (${visibleRecords(p, v, query.filters, 'r.doc_length')})
+     ),
+     hits AS MATERIALIZED (
+       SELECT po.record_id, po.term, po.tf::DOUBLE AS tf, po.doc_length::DOUBLE AS dl
+       FROM matching po
+       WHERE po.term IN (${terms}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
+         AND ((po.agent_id = ${agent} AND po.org_key = ${orgKey}) OR po.scope = 'global'
+              OR (po.scope = 'public' AND po.org_key = ${orgKey})
+              OR (po.scope = 'shared' AND po.record_id IN (
+                SELECT g.record_id FROM mnemo_grants g
+                WHERE g.grantee_agent_id = ${agent} AND g.grantee_org_id IS NOT DISTINCT FROM ${p.scalar(v.orgId)}
+                  AND (g.expires_at IS NULL OR g.expires_at > ${now}))))
+     )`;
+  } else {
+    sources = `visible AS MATERIALIZED (${visibleRecords(p, v, query.filters, 'r.id, r.doc_length')}),
+     stats AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl FROM visible),
+     ${matching},
+     hits AS (
+       SELECT m.record_id, m.term, m.tf::DOUBLE AS tf, vr.doc_length::DOUBLE AS dl
+       FROM matching m JOIN visible vr ON vr.id = m.record_id
+       WHERE m.term IN (${terms})
+     )`;
+  }
   const k1 = p.scalar(BM25_K1);
   const b = p.scalar(BM25_B);
   const rows = await s.all(
-    `WITH visible AS MATERIALIZED (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.doc_length')}),
-     stats AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl FROM visible),
-     -- The query's postings first: left to itself, DuckDB joined every posting to the
-     -- visible records before filtering by term (1.5M rows at 100k records).
-     matching AS MATERIALIZED (
-       SELECT po.record_id, po.term, po.tf FROM mnemo_postings po
-       WHERE po.term IN (${query.terms.map((term) => p.scalar(term)).join(', ')})
-     ),
-     hits AS (
-       SELECT m.record_id, m.term, m.tf::DOUBLE AS tf, v.doc_length::DOUBLE AS dl
-       FROM matching m JOIN visible v ON v.id = m.record_id
-     ),
+    `WITH ${sources},
      df AS (SELECT term, count(*)::DOUBLE AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
@@ -331,6 +372,16 @@ export async function findLiveDuplicates(
   return found;
 }
 
+/**
+ * A term's integer key: the top 53 bits of the lower 64 bits of its MD5,
+ * equal to DuckDB's `(md5_number_lower(term) >> 11)::BIGINT` (migration 2
+ * computes it that way). Postings are found by key, then checked by term.
+ */
+export function termKey(term: string): number {
+  const digest = createHash('md5').update(term, 'utf8').digest();
+  return digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+}
+
 const bigint = (value: number | null): bigint | null => (value === null ? null : BigInt(value));
 const millis = (value: Date | null): bigint | null =>
   value === null ? null : BigInt(value.getTime());
@@ -451,13 +502,14 @@ export async function insertRecords(
       records.map((r) => millis(r.lastAccessedAt)),
     ),
   ]);
-  const postings = inputs.flatMap((input) =>
-    input.terms.map((t) => ({ id: input.record.id, ...t })),
+  // Only live records have postings (an imported deleted record has no terms anyway).
+  const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
+    r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
   );
   await appendRows(s, 'mnemo_postings', [
     column(
       VARCHAR,
-      postings.map((x) => x.id),
+      postings.map((x) => x.r.id),
     ),
     column(
       VARCHAR,
@@ -466,6 +518,30 @@ export async function insertRecords(
     column(
       INTEGER,
       postings.map((x) => x.tf),
+    ),
+    column(
+      BIGINT,
+      postings.map((x) => BigInt(termKey(x.term))),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.agentId),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.orgId ?? ''),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.scope),
+    ),
+    column(
+      BIGINT,
+      postings.map((x) => millis(x.r.expiresAt)),
+    ),
+    column(
+      INTEGER,
+      postings.map((x) => x.docLength),
     ),
   ]);
   const tokens = inputs.flatMap((input) =>
