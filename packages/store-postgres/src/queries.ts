@@ -329,16 +329,14 @@ export async function auditHeads(s: Session): Promise<AuditHead[]> {
  * chain gets a placeholder head (seq 0) first, so there is always a row to lock.
  */
 export async function lockAuditHead(s: Session, chain: string): Promise<AuditHead | null> {
+  // One statement: inserts the placeholder or, when the row exists, "updates" it to itself,
+  // which locks it and returns its latest committed version (READ COMMITTED).
   const p = new Params();
-  const c = p.add(chain, '::text');
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash) VALUES (${c}, 0, '') ON CONFLICT (chain) DO NOTHING`,
-    p,
-  );
-  const q = new Params();
   const [row] = await s.all(
-    `SELECT chain, seq, hash FROM ${s.schema}.mnemo_audit_heads WHERE chain = ${q.add(chain, '::text')} FOR UPDATE`,
-    q,
+    `INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(chain, '::text')}, 0, '')
+     ON CONFLICT (chain) DO UPDATE SET chain = h.chain
+     RETURNING h.chain, h.seq, h.hash`,
+    p,
   );
   if (row === undefined || Number(row.seq) === 0) return null;
   return { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
@@ -347,8 +345,10 @@ export async function lockAuditHead(s: Session, chain: string): Promise<AuditHea
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
   const p = new Params();
+  const heads = new Map(events.map((event) => [event.chain, event]));
+  // One statement: the events, and each chain's new head.
   await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
+    `WITH appended AS (INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
      SELECT e.chain, e.seq, e.id, e.occurred_at, e.principal, e.op,
             ARRAY(SELECT jsonb_array_elements_text(e.record_ids)), e.details, e.prev_hash, e.hash
      FROM jsonb_to_recordset(${p.add(
@@ -368,20 +368,15 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
        ),
        '::jsonb',
      )}) AS e(chain text, seq bigint, id text, occurred_at bigint, principal text, op text, record_ids jsonb,
-              details jsonb, prev_hash text, hash text)`,
-    p,
-  );
-  const heads = new Map(events.map((event) => [event.chain, event]));
-  const h = new Params();
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
-     SELECT * FROM unnest(${h.texts([...heads.keys()])}, ${h.add(
+              details jsonb, prev_hash text, hash text))
+     INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
+     SELECT * FROM unnest(${p.texts([...heads.keys()])}, ${p.add(
        [...heads.values()].map((e) => e.seq),
        '::bigint[]',
      )},
-                          ${h.texts([...heads.values()].map((e) => e.hash))})
+                          ${p.texts([...heads.values()].map((e) => e.hash))})
      ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-    h,
+    p,
   );
 }
 
@@ -437,7 +432,9 @@ export async function insertRecords(
     return pgvector ? `[${items}]` : `{${items}}`;
   });
   const list = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(${column}::jsonb))`;
-  await s.exec(
+  // One statement: the records, their postings and the statistics, as data-modifying CTEs.
+  const statements: string[] = [];
+  statements.push(
     `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
        embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_keys, plan_token_count, thread_id,
        source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
@@ -509,7 +506,6 @@ export async function insertRecords(
      AS x(id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata, embedding, content_hash,
           dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id, source_type, created_at,
           updated_at, expires_at, deleted_at, access_count, last_accessed_at)`,
-    p,
   );
   // Postings only for live records (an imported deleted record has none anyway), each with
   // what BM25 and visibility need of its record (see migration 2).
@@ -517,34 +513,41 @@ export async function insertRecords(
     r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
   );
   if (postings.length > 0) {
-    const q = new Params();
-    await s.exec(
+    statements.push(
       `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
-       SELECT * FROM unnest(${q.texts(postings.map((x) => x.r.id))}, ${q.texts(postings.map((x) => x.term))},
-         ${q.add(
+       SELECT * FROM unnest(${p.texts(postings.map((x) => x.r.id))}, ${p.texts(postings.map((x) => x.term))},
+         ${p.add(
            postings.map((x) => x.tf),
            '::int[]',
-         )}, ${q.texts(postings.map((x) => x.r.agentId))}, ${q.texts(postings.map((x) => x.r.orgId ?? ''))},
-         ${q.texts(postings.map((x) => x.r.scope))}, ${q.add(
+         )}, ${p.texts(postings.map((x) => x.r.agentId))}, ${p.texts(postings.map((x) => x.r.orgId ?? ''))},
+         ${p.texts(postings.map((x) => x.r.scope))}, ${p.add(
            postings.map((x) => x.r.expiresAt?.getTime() ?? null),
            '::bigint[]',
-         )}, ${q.add(
+         )}, ${p.add(
            postings.map((x) => x.docLength),
            '::int[]',
          )})`,
-      q,
     );
   }
-  await addLexicalStats(
+  const stats = addLexicalStats(
     s,
+    p,
     inputs.filter(
       ({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.expiresAt === null,
     ),
   );
+  if (stats !== null) statements.push(stats);
+  const last = statements.pop() as string;
+  await s.exec(
+    statements.length === 0
+      ? last
+      : `WITH ${statements.map((statement, index) => `w${index} AS (${statement})`).join(', ')} ${last}`,
+    p,
+  );
 }
 
-/** Adds records (live, non-plan, without expiry) to `mnemo_lexical_stats`, in key order. */
-async function addLexicalStats(s: Session, inputs: readonly NewRecord[]): Promise<void> {
+/** The statement adding records (live, non-plan, without expiry) to `mnemo_lexical_stats`, in key order; null when none. */
+function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
   const groups = new Map<
     string,
     { agent: string; org: string; scope: string; n: number; len: number }
@@ -557,14 +560,12 @@ async function addLexicalStats(s: Session, inputs: readonly NewRecord[]): Promis
     group.len += docLength;
     groups.set(key, group);
   }
-  if (groups.size === 0) return;
+  if (groups.size === 0) return null;
   // Key order, so concurrent writers lock these rows in one order.
   const rows = [...groups.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, g]) => g);
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
+  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
      SELECT * FROM unnest(${p.texts(rows.map((g) => g.agent))}, ${p.texts(rows.map((g) => g.org))},
        ${p.texts(rows.map((g) => g.scope))}, ${p.add(
          rows.map((g) => g.n),
@@ -574,9 +575,7 @@ async function addLexicalStats(s: Session, inputs: readonly NewRecord[]): Promis
          '::bigint[]',
        )})
      ON CONFLICT (agent_id, org_key, scope) DO UPDATE
-       SET records = st.records + excluded.records, total_length = st.total_length + excluded.total_length`,
-    p,
-  );
+       SET records = st.records + excluded.records, total_length = st.total_length + excluded.total_length`;
 }
 
 /**
