@@ -125,8 +125,11 @@ export const MIGRATIONS: readonly Migration[] = [
       // expiry, length), so a lexical search reads the query's postings from one index and
       // never visits the records it does not return. Postings exist only for live records
       // (deleting or redacting a record removes them), and none of these fields changes.
+      // Terms compare byte-wise ("C"): the term index is only probed for equality, and a
+      // locale's collation made every posting insert pay for strcoll (about 40 % of it).
       `ALTER TABLE ${s}.mnemo_postings ADD COLUMN agent_id text, ADD COLUMN org_key text,
-         ADD COLUMN scope text, ADD COLUMN expires_at bigint, ADD COLUMN doc_length integer`,
+         ADD COLUMN scope text, ADD COLUMN expires_at bigint, ADD COLUMN doc_length integer,
+         ALTER COLUMN term TYPE text COLLATE "C"`,
       `DELETE FROM ${s}.mnemo_postings po USING ${s}.mnemo_records r
          WHERE r.id = po.record_id AND (r.deleted_at IS NOT NULL OR r.is_plan)`,
       `UPDATE ${s}.mnemo_postings po SET agent_id = r.agent_id, org_key = coalesce(r.org_id, ''),
