@@ -113,10 +113,17 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   // The postings of the query's term keys, read before anything else filters them: one
   // equality per key, which DuckDB pushes into the scan (an IN list it applies after reading
   // every posting), as integer literals (computed here, so safe to inline) that compare as
-  // BIGINT. `DISTINCT` keys: a key collision of two query terms must not read postings twice.
+  // BIGINT. The LIMIT, far above any possible count, only stops the optimizer from pushing
+  // the visibility filter into the scan, which kept it from using the key's index for rare
+  // terms. `DISTINCT` keys: a key collision of two query terms must not read postings twice.
   const keys = [...new Set(query.terms.map(termKey))];
   const matching = `matching AS MATERIALIZED (
-       ${keys.map((key) => `SELECT * FROM mnemo_postings WHERE term_key = ${key}`).join(' UNION ALL ')}
+       ${keys
+         .map(
+           (key) =>
+             `(SELECT * FROM mnemo_postings WHERE term_key = ${key} LIMIT ${UNBOUNDED_LIMIT})`,
+         )
+         .join(' UNION ALL ')}
      )`;
   let sources: string;
   if (unfiltered) {
@@ -381,6 +388,9 @@ export function termKey(term: string): number {
   const digest = createHash('md5').update(term, 'utf8').digest();
   return digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
 }
+
+/** A LIMIT no result reaches (2^62), used only as an optimizer fence. */
+const UNBOUNDED_LIMIT = '4611686018427387904';
 
 const bigint = (value: number | null): bigint | null => (value === null ? null : BigInt(value));
 const millis = (value: Date | null): bigint | null =>
