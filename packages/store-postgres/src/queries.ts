@@ -224,6 +224,8 @@ export async function searchVector(
     ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
     : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
   // The top ids first, then their rows: only the winners fetch content and metadata.
+  // `OFFSET 0` keeps the subquery from being flattened: flattened, PostgreSQL computed the
+  // similarity three times per record (for the score and for each of the two tests on it).
   const rows = await s.all(
     `WITH top AS MATERIALIZED (
        SELECT id, score FROM (
@@ -231,6 +233,7 @@ export async function searchVector(
          FROM ${s.schema}.mnemo_records r
          WHERE NOT r.is_plan AND r.embedding IS NOT NULL
            AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+         OFFSET 0
        ) scored
        WHERE score IS NOT NULL AND score <> 'NaN'::float8
        ORDER BY score DESC, id COLLATE "C" ASC
