@@ -69,6 +69,13 @@ class DuckDBStore implements MemoryStore {
   private readonly plans = new PlanIndex();
   // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
   private fixedDimensions: number | null = null;
+  // The embedding size once committed (it never changes after): saves a read per write.
+  private dimensions: number | null = null;
+  // Every dedup key any record of the file carries (as a 52-bit prefix), loaded on the first
+  // write: a key not in it has no live duplicate, so most writes skip the lookup. A superset
+  // is enough (a prefix collision or a deleted record only costs the lookup), and this process
+  // is the file's only writer, so the set stays a superset as it adds what it inserts.
+  private dedupKeys: Set<number> | null = null;
   private closed = false;
   // Tail of the queue of transactions on the writer connection.
   private queue: Promise<unknown> = Promise.resolve();
@@ -199,10 +206,21 @@ class DuckDBStore implements MemoryStore {
       const advanced = new Map<string, AuditHead>();
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
+      const seen = { dimensions: this.dimensions };
       const result = await this.inTransaction(writer, () =>
-        fn(transactionOn(writer, this.fixedDimensions, this.heads, advanced, planChanges)),
+        fn(
+          transactionOn(writer, {
+            fixedDimensions: this.fixedDimensions,
+            committed: this.heads,
+            advanced,
+            seen,
+            dedupKeys: () => this.loadDedupKeys(writer),
+            planChanges,
+          }),
+        ),
       );
       for (const [chain, head] of advanced) this.heads.set(chain, head);
+      this.dimensions = seen.dimensions;
       for (const change of planChanges) {
         if (change.kind === 'add') this.plans.add(change.id, change.plan);
         else if (change.kind === 'remove') this.plans.remove(change.id);
@@ -214,6 +232,15 @@ class DuckDBStore implements MemoryStore {
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  private async loadDedupKeys(writer: Session): Promise<Set<number>> {
+    if (this.dedupKeys === null) {
+      const keys = new Set<number>();
+      for (const key of await queries.allDedupKeys(writer)) keys.add(dedupPrefix(key));
+      this.dedupKeys = keys;
+    }
+    return this.dedupKeys;
   }
 
   get: MemoryStore['get'] = (visibility, ids) =>
@@ -231,8 +258,12 @@ class DuckDBStore implements MemoryStore {
     });
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
-  embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
-    this.read((s) => queries.embeddingDimensions(s));
+  embeddingDimensions: MemoryStore['embeddingDimensions'] = async () => {
+    if (this.dimensions !== null) return this.dimensions;
+    const size = await this.read((s) => queries.embeddingDimensions(s));
+    this.dimensions ??= size;
+    return size;
+  };
   scanRecords: MemoryStore['scanRecords'] = (page) =>
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
@@ -247,24 +278,51 @@ type PlanChange =
   | { kind: 'touch'; ids: readonly string[]; at: Date }
   | { kind: 'stats'; stats: PlanStats };
 
-function transactionOn(
-  s: Session,
-  fixedDimensions: number | null,
-  committed: ReadonlyMap<string, AuditHead>,
-  advanced: Map<string, AuditHead>,
-  planChanges: PlanChange[],
-): StoreTx {
+/** A dedup key (SHA-256 hex) as a number: its first 52 bits. */
+const dedupPrefix = (key: string): number => Number.parseInt(key.slice(0, 13), 16);
+
+interface TransactionState {
+  /** Size of the FLOAT[n] embedding column, or null. */
+  fixedDimensions: number | null;
+  /** Chain heads as committed. */
+  committed: ReadonlyMap<string, AuditHead>;
+  /** Chain heads this transaction advanced. */
+  advanced: Map<string, AuditHead>;
+  /** The embedding size this transaction saw. */
+  seen: { dimensions: number | null };
+  /** The store's superset of dedup keys. */
+  dedupKeys: () => Promise<Set<number>>;
+  /** Plan index changes this transaction made, applied once it commits. */
+  planChanges: PlanChange[];
+}
+
+function transactionOn(s: Session, state: TransactionState): StoreTx {
+  const { fixedDimensions, committed, advanced, seen, planChanges } = state;
+  // A size read inside the transaction is cached once it commits (see `transaction`).
+  const dimensions = async () => {
+    seen.dimensions ??= await queries.embeddingDimensions(s);
+    return seen.dimensions;
+  };
   const dropPlans = (ids: readonly string[]) => {
     for (const id of ids) planChanges.push({ kind: 'remove', id });
   };
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
-    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
-    embeddingDimensions: () => queries.embeddingDimensions(s),
-    fixEmbeddingDimensions: (size) => queries.fixEmbeddingDimensions(s, size),
+    findLiveDuplicates: async (dedupKeys, now) => {
+      const known = await state.dedupKeys();
+      const candidates = dedupKeys.filter((key) => known.has(dedupPrefix(key)));
+      return queries.findLiveDuplicates(s, candidates, now);
+    },
+    embeddingDimensions: dimensions,
+    fixEmbeddingDimensions: async (size) => {
+      seen.dimensions ??= await queries.fixEmbeddingDimensions(s, size);
+      return seen.dimensions;
+    },
     findIds: (ids) => queries.findIds(s, ids),
     insertRecords: async (records) => {
+      const known = await state.dedupKeys();
+      for (const { dedupKey } of records) known.add(dedupPrefix(dedupKey));
       await queries.insertRecords(s, records, fixedDimensions);
       for (const { record, isPlan, planTokens } of records) {
         if (isPlan && planTokens !== null && record.deletedAt === null) {

@@ -1,3 +1,18 @@
+import { createHash } from 'node:crypto';
+import {
+  ARRAY,
+  arrayValue,
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBType,
+  type DuckDBValue,
+  FLOAT,
+  INTEGER,
+  LIST,
+  listValue,
+  VARCHAR,
+} from '@duckdb/node-api';
 import {
   type AuditEvent,
   type AuditHead,
@@ -16,6 +31,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { appendRows } from './append.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
@@ -24,6 +40,7 @@ import {
   permissionLevelExpression,
   RECORD_COLUMNS,
   visiblePredicate,
+  visibleRecords,
 } from './sql.js';
 
 // Every SQL statement of the store, as functions of a session, so the same
@@ -77,21 +94,70 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
+/**
+ * BM25 (see the port). The collection statistics come from the visible,
+ * filtered records; the query's postings are read first (left to itself,
+ * DuckDB joined every posting to the visible records before filtering by
+ * term: 1.5M rows at 100k records). Without filters, the postings' own copy
+ * of their record's owner, scope, expiry and length decides visibility, so
+ * no posting is joined to a record; with filters, they are joined to the
+ * visible, filtered records.
+ */
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
   const p = new Params();
+  const v = query.visibility;
+  const unfiltered = Object.values(query.filters).every((value) => value === undefined);
+  const terms = query.terms.map((term) => p.scalar(term)).join(', ');
+  // The postings of the query's term keys, read before anything else filters them: one
+  // equality per key, which DuckDB pushes into the scan (an IN list it applies after reading
+  // every posting), as integer literals (computed here, so safe to inline) that compare as
+  // BIGINT. The LIMIT, far above any possible count, only stops the optimizer from pushing
+  // the visibility filter into the scan, which kept it from using the key's index for rare
+  // terms. `DISTINCT` keys: a key collision of two query terms must not read postings twice.
+  const keys = [...new Set(query.terms.map(termKey))];
+  const matching = `matching AS MATERIALIZED (
+       ${keys
+         .map(
+           (key) =>
+             `(SELECT * FROM mnemo_postings WHERE term_key = ${key} LIMIT ${UNBOUNDED_LIMIT})`,
+         )
+         .join(' UNION ALL ')}
+     )`;
+  let sources: string;
+  if (unfiltered) {
+    const agent = p.scalar(v.agentId);
+    const orgKey = p.scalar(v.orgId ?? '');
+    const now = p.time(v.now);
+    sources = `${matching},
+     stats AS (
+       SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl
+       FROM (${visibleRecords(p, v, query.filters, 'r.doc_length')})
+     ),
+     hits AS MATERIALIZED (
+       SELECT po.record_id, po.term, po.tf::DOUBLE AS tf, po.doc_length::DOUBLE AS dl
+       FROM matching po
+       WHERE po.term IN (${terms}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
+         AND ((po.agent_id = ${agent} AND po.org_key = ${orgKey}) OR po.scope = 'global'
+              OR (po.scope = 'public' AND po.org_key = ${orgKey})
+              OR (po.scope = 'shared' AND po.record_id IN (
+                SELECT g.record_id FROM mnemo_grants g
+                WHERE g.grantee_agent_id = ${agent} AND g.grantee_org_id IS NOT DISTINCT FROM ${p.scalar(v.orgId)}
+                  AND (g.expires_at IS NULL OR g.expires_at > ${now}))))
+     )`;
+  } else {
+    sources = `visible AS MATERIALIZED (${visibleRecords(p, v, query.filters, 'r.id, r.doc_length')}),
+     stats AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl FROM visible),
+     ${matching},
+     hits AS (
+       SELECT m.record_id, m.term, m.tf::DOUBLE AS tf, vr.doc_length::DOUBLE AS dl
+       FROM matching m JOIN visible vr ON vr.id = m.record_id
+       WHERE m.term IN (${terms})
+     )`;
+  }
   const k1 = p.scalar(BM25_K1);
   const b = p.scalar(BM25_B);
   const rows = await s.all(
-    `WITH visible AS (
-       SELECT r.id, r.doc_length FROM mnemo_records r
-       WHERE NOT r.is_plan AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
-     ),
-     stats AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(doc_length), 0)::DOUBLE AS avgdl FROM visible),
-     hits AS (
-       SELECT po.record_id, po.term, po.tf::DOUBLE AS tf, v.doc_length::DOUBLE AS dl
-       FROM mnemo_postings po JOIN visible v ON v.id = po.record_id
-       WHERE po.term IN (SELECT unnest(${p.strings(query.terms)}))
-     ),
+    `WITH ${sources},
      df AS (SELECT term, count(*)::DOUBLE AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
@@ -99,11 +165,15 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
                   * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))), ${SCORE_DIGITS}) AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
+     ),
+     -- The top ids first, so only they fetch their rows (content, embedding): joining every
+     -- scored record to its row before the limit read every matching record whole.
+     top AS (
+       SELECT record_id, score FROM scored ORDER BY score DESC, record_id ASC LIMIT ${p.scalar(query.limit)}
      )
-     SELECT ${RECORD_COLUMNS}, sc.score
-     FROM scored sc JOIN mnemo_records r ON r.id = sc.record_id
-     ORDER BY sc.score DESC, r.id ASC
-     LIMIT ${p.scalar(query.limit)}`,
+     SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN mnemo_records r ON r.id = top.record_id
+     ORDER BY top.score DESC, r.id ASC`,
     p,
   );
   return rows.map(toScored);
@@ -137,16 +207,21 @@ export async function searchVector(
     fixed === null
       ? `list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`
       : `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`;
+  // The top ids first, then their rows: only the winners fetch content and metadata.
   const rows = await s.all(
-    `SELECT * FROM (
-       SELECT ${RECORD_COLUMNS}, round(${similarity}, ${SCORE_DIGITS}) AS score
-       FROM mnemo_records r
-       WHERE NOT r.is_plan AND r.embedding IS NOT NULL
-         AND ${visiblePredicate(p, query.visibility)} AND ${filterPredicate(p, query.filters)}
-     ) r
-     WHERE r.score IS NOT NULL AND NOT isnan(r.score)
-     ORDER BY r.score DESC, r.id ASC
-     LIMIT ${p.scalar(query.limit)}`,
+    `WITH top AS (
+       SELECT id, score FROM (
+         SELECT r.id, round(${similarity}, ${SCORE_DIGITS}) AS score
+         FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding')}) r
+         WHERE r.embedding IS NOT NULL
+       ) scored
+       WHERE score IS NOT NULL AND NOT isnan(score)
+       ORDER BY score DESC, id ASC
+       LIMIT ${p.scalar(query.limit)}
+     )
+     SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN mnemo_records r ON r.id = top.id
+     ORDER BY top.score DESC, r.id ASC`,
     p,
   );
   return rows.map(toScored);
@@ -222,17 +297,19 @@ export async function auditHead(s: Session, chain: string): Promise<AuditHead | 
 
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
-     SELECT unnest(${p.strings(events.map((e) => e.chain))}), unnest(${p.bigints(events.map((e) => e.seq))}),
-            unnest(${p.strings(events.map((e) => e.id))}), unnest(${p.times(events.map((e) => e.at))}),
-            unnest(${p.strings(events.map((e) => e.principal))}), unnest(${p.strings(events.map((e) => e.op))}),
-            unnest(${p.stringLists(events.map((e) => e.recordIds))}),
-            unnest(${p.strings(events.map((e) => JSON.stringify(e.details)))}),
-            unnest(${p.strings(events.map((e) => e.prevHash))}), unnest(${p.strings(events.map((e) => e.hash))})`,
-    p,
-  );
+  const strings = (values: readonly string[]) => ({ type: VARCHAR, values });
+  await appendRows(s, 'mnemo_audit_events', [
+    strings(events.map((e) => e.chain)),
+    { type: BIGINT, values: events.map((e) => BigInt(e.seq)) },
+    strings(events.map((e) => e.id)),
+    { type: BIGINT, values: events.map((e) => BigInt(e.at.getTime())) },
+    strings(events.map((e) => e.principal)),
+    strings(events.map((e) => e.op)),
+    { type: LIST(VARCHAR), values: events.map((e) => listValue([...e.recordIds])) },
+    strings(events.map((e) => JSON.stringify(e.details))),
+    strings(events.map((e) => e.prevHash)),
+    strings(events.map((e) => e.hash)),
+  ]);
   // The new head of each chain: an UPDATE of the row, or its INSERT for a chain's first event.
   const firsts = new Map<string, number>();
   const heads = new Map<string, AuditEvent>();
@@ -249,6 +326,12 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
       h,
     );
   }
+}
+
+/** Every record's dedup key, whatever its state. */
+export async function allDedupKeys(s: Session): Promise<string[]> {
+  const rows = await s.all('SELECT dedup_key FROM mnemo_records');
+  return rows.map((row) => row.dedup_key as string);
 }
 
 export async function findLiveDuplicates(
@@ -274,6 +357,28 @@ export async function findLiveDuplicates(
   return found;
 }
 
+/**
+ * A term's integer key: the top 53 bits of the lower 64 bits of its MD5,
+ * equal to DuckDB's `(md5_number_lower(term) >> 11)::BIGINT` (migration 3
+ * computes it that way). Postings are found by key, then checked by term.
+ */
+export function termKey(term: string): number {
+  const digest = createHash('md5').update(term, 'utf8').digest();
+  return digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+}
+
+/** A LIMIT no result reaches (2^62), used only as an optimizer fence. */
+const UNBOUNDED_LIMIT = '4611686018427387904';
+
+const bigint = (value: number | null): bigint | null => (value === null ? null : BigInt(value));
+const millis = (value: Date | null): bigint | null =>
+  value === null ? null : BigInt(value.getTime());
+
+/**
+ * Inserts records, postings and plan tokens through appenders (see `appendRows`):
+ * three appends, whatever the number of records. The columns are in the
+ * tables' declared order (migrations.ts).
+ */
 export async function insertRecords(
   s: Session,
   inputs: readonly NewRecord[],
@@ -281,51 +386,165 @@ export async function insertRecords(
 ): Promise<void> {
   if (inputs.length === 0) return;
   const records = inputs.map((input) => input.record);
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
-       embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id,
-       source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
-     SELECT unnest(${p.strings(records.map((r) => r.id))}), unnest(${p.strings(records.map((r) => r.agentId))}),
-       unnest(${p.nullableStrings(records.map((r) => r.orgId))}), unnest(${p.strings(records.map((r) => r.content))}),
-       unnest(${p.strings(records.map((r) => r.memoryType))}), unnest(${p.strings(records.map((r) => r.scope))}),
-       unnest(${p.doubles(records.map((r) => r.importance))}), unnest(${p.stringLists(records.map((r) => r.tags))}),
-       unnest(${p.strings(records.map((r) => JSON.stringify(r.metadata)))}),
-       unnest(${p.floatLists(records.map((r) => r.embedding))})${fixed === null ? '' : `::FLOAT[${fixed}]`},
-       unnest(${p.strings(records.map((r) => r.contentHash))}), unnest(${p.strings(inputs.map((i) => i.dedupKey))}),
-       unnest(${p.booleans(inputs.map((i) => i.isPlan))}), unnest(${p.bigints(inputs.map((i) => i.docLength))}),
-       unnest(${p.stringLists(inputs.map((i) => i.planTokens))}),
-       unnest(${p.bigints(inputs.map((i) => i.planTokens?.length ?? null))}),
-       unnest(${p.nullableStrings(records.map((r) => r.threadId))}),
-       unnest(${p.nullableStrings(records.map((r) => r.sourceType))}),
-       unnest(${p.times(records.map((r) => r.createdAt))}), unnest(${p.times(records.map((r) => r.updatedAt))}),
-       unnest(${p.times(records.map((r) => r.expiresAt))}), unnest(${p.times(records.map((r) => r.deletedAt))}),
-       unnest(${p.bigints(records.map((r) => r.accessCount))}), unnest(${p.times(records.map((r) => r.lastAccessedAt))})`,
-    p,
+  const column = <T extends DuckDBValue>(type: DuckDBType, values: readonly T[]) => ({
+    type,
+    values,
+  });
+  const strings = (values: readonly (readonly string[])[]) => values.map((v) => listValue([...v]));
+  await appendRows(s, 'mnemo_records', [
+    column(
+      VARCHAR,
+      records.map((r) => r.id),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.agentId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.orgId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.content),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.memoryType),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.scope),
+    ),
+    column(
+      DOUBLE,
+      records.map((r) => r.importance),
+    ),
+    column(LIST(VARCHAR), strings(records.map((r) => r.tags))),
+    column(
+      VARCHAR,
+      records.map((r) => JSON.stringify(r.metadata)),
+    ),
+    column(
+      fixed === null ? LIST(FLOAT) : ARRAY(FLOAT, fixed),
+      records.map((r) => {
+        if (r.embedding === null) return null;
+        const items = Array.from(r.embedding);
+        return fixed === null ? listValue(items) : arrayValue(items);
+      }),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.contentHash),
+    ),
+    column(
+      VARCHAR,
+      inputs.map((i) => i.dedupKey),
+    ),
+    column(
+      BOOLEAN,
+      inputs.map((i) => i.isPlan),
+    ),
+    column(
+      INTEGER,
+      inputs.map((i) => i.docLength),
+    ),
+    column(
+      LIST(VARCHAR),
+      inputs.map((i) => (i.planTokens === null ? null : listValue([...i.planTokens]))),
+    ),
+    column(
+      INTEGER,
+      inputs.map((i) => i.planTokens?.length ?? null),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.threadId),
+    ),
+    column(
+      VARCHAR,
+      records.map((r) => r.sourceType),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.createdAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.updatedAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.expiresAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.deletedAt)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => bigint(r.accessCount)),
+    ),
+    column(
+      BIGINT,
+      records.map((r) => millis(r.lastAccessedAt)),
+    ),
+  ]);
+  // Only live records have postings (an imported deleted record has no terms anyway).
+  const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
+    r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
   );
-  const postings = inputs.flatMap((input) =>
-    input.terms.map((t) => ({ id: input.record.id, ...t })),
-  );
-  if (postings.length > 0) {
-    const q = new Params();
-    await s.exec(
-      `INSERT INTO mnemo_postings (record_id, term, tf)
-       SELECT unnest(${q.strings(postings.map((x) => x.id))}), unnest(${q.strings(postings.map((x) => x.term))}),
-              unnest(${q.integers(postings.map((x) => x.tf))})`,
-      q,
-    );
-  }
+  await appendRows(s, 'mnemo_postings', [
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.id),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.term),
+    ),
+    column(
+      INTEGER,
+      postings.map((x) => x.tf),
+    ),
+    column(
+      BIGINT,
+      postings.map((x) => BigInt(termKey(x.term))),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.agentId),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.orgId ?? ''),
+    ),
+    column(
+      VARCHAR,
+      postings.map((x) => x.r.scope),
+    ),
+    column(
+      BIGINT,
+      postings.map((x) => millis(x.r.expiresAt)),
+    ),
+    column(
+      INTEGER,
+      postings.map((x) => x.docLength),
+    ),
+  ]);
   const tokens = inputs.flatMap((input) =>
     (input.planTokens ?? []).map((token) => ({ id: input.record.id, token })),
   );
-  if (tokens.length > 0) {
-    const q = new Params();
-    await s.exec(
-      `INSERT INTO mnemo_plan_tokens (record_id, token)
-       SELECT unnest(${q.strings(tokens.map((x) => x.id))}), unnest(${q.strings(tokens.map((x) => x.token))})`,
-      q,
-    );
-  }
+  await appendRows(s, 'mnemo_plan_tokens', [
+    column(
+      VARCHAR,
+      tokens.map((x) => x.id),
+    ),
+    column(
+      VARCHAR,
+      tokens.map((x) => x.token),
+    ),
+  ]);
 }
 
 async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void> {

@@ -125,6 +125,37 @@ export function visiblePredicate(p: Params, v: Visibility, r = 'r'): string {
   ))`;
 }
 
+/**
+ * The visible, filtered, non-plan records (the visibility rule of
+ * `visiblePredicate`) as a query selecting `columns` of `r`, for the scans
+ * that read the whole collection (BM25 statistics, vector search). The
+ * shared-with-me records are a separate branch: as an `EXISTS` inside the
+ * `OR` of the rule, the grant lookup ran for every record (150 ms at 100k
+ * records), while a branch first keeps only `shared` records, which are few.
+ * The branches are disjoint (owned, global or public records; shared
+ * records of others), so `UNION ALL` counts each record once.
+ */
+export function visibleRecords(
+  p: Params,
+  v: Visibility,
+  f: RecordFilters,
+  columns: string,
+): string {
+  const now = p.time(v.now);
+  const base = `NOT r.is_plan AND r.deleted_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > ${now})
+    AND ${filterPredicate(p, f)}`;
+  return `SELECT ${columns} FROM mnemo_records r
+    WHERE ${base} AND (${owns('r', p, v)} OR r.scope = 'global'
+      OR (r.scope = 'public' AND r.org_id IS NOT DISTINCT FROM ${p.scalar(v.orgId)}))
+    UNION ALL
+    SELECT ${columns} FROM mnemo_records r
+    WHERE r.scope = 'shared' AND ${base} AND NOT ${owns('r', p, v)}
+      AND r.id IN (SELECT g.record_id FROM mnemo_grants g
+        WHERE g.grantee_agent_id = ${p.scalar(v.agentId)}
+          AND g.grantee_org_id IS NOT DISTINCT FROM ${p.scalar(v.orgId)}
+          AND (g.expires_at IS NULL OR g.expires_at > ${now}))`;
+}
+
 /** The caller's permission level on a visible record (5 = owner/admin … 1 = read). */
 export function permissionLevelExpression(p: Params, v: Visibility, r = 'r'): string {
   return `CASE WHEN ${owns(r, p, v)} THEN 5 ELSE greatest(

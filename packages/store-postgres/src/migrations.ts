@@ -135,4 +135,49 @@ export const MIGRATIONS: readonly Migration[] = [
        WHERE r.is_plan AND r.plan_token_keys IS NOT NULL GROUP BY k`,
     ],
   },
+  {
+    version: 3,
+    name: 'exact BM25 from postings and statistics; no HNSW index',
+    statements: (s) => [
+      // Vector search is exact (every visible embedding is scored), so the HNSW index never
+      // served a query, while it cost 1.5 to 4 ms per inserted row.
+      `DROP INDEX IF EXISTS ${s}.mnemo_records_embedding`,
+      // Each posting carries what visibility and BM25 need of its record (owner, scope,
+      // expiry, length), so a lexical search reads the query's postings from one index and
+      // never visits the records it does not return. Postings exist only for live records
+      // (deleting or redacting a record removes them), and none of these fields changes.
+      // Terms compare byte-wise ("C"): the term index is only probed for equality, and a
+      // locale's collation made every posting insert pay for strcoll (about 40 % of it).
+      `ALTER TABLE ${s}.mnemo_postings ADD COLUMN agent_id text, ADD COLUMN org_key text,
+         ADD COLUMN scope text, ADD COLUMN expires_at bigint, ADD COLUMN doc_length integer,
+         ALTER COLUMN term TYPE text COLLATE "C"`,
+      `DELETE FROM ${s}.mnemo_postings po USING ${s}.mnemo_records r
+         WHERE r.id = po.record_id AND (r.deleted_at IS NOT NULL OR r.is_plan)`,
+      `UPDATE ${s}.mnemo_postings po SET agent_id = r.agent_id, org_key = coalesce(r.org_id, ''),
+         scope = r.scope, expires_at = r.expires_at, doc_length = r.doc_length
+         FROM ${s}.mnemo_records r WHERE r.id = po.record_id`,
+      `ALTER TABLE ${s}.mnemo_postings ALTER COLUMN agent_id SET NOT NULL,
+         ALTER COLUMN org_key SET NOT NULL, ALTER COLUMN scope SET NOT NULL,
+         ALTER COLUMN doc_length SET NOT NULL`,
+      `CREATE INDEX mnemo_postings_term_covering ON ${s}.mnemo_postings (term)
+         INCLUDE (record_id, tf, doc_length, agent_id, org_key, scope, expires_at)`,
+      `DROP INDEX IF EXISTS ${s}.mnemo_postings_term`,
+      // BM25's collection statistics, kept in the write transactions: the number and total
+      // length of the live, non-plan records without an expiry, per owner and scope
+      // (org_key '' = no org). Records with an expiry are counted at query time instead.
+      `CREATE TABLE ${s}.mnemo_lexical_stats (
+        agent_id text NOT NULL,
+        org_key text NOT NULL,
+        scope text NOT NULL,
+        records bigint NOT NULL,
+        total_length bigint NOT NULL,
+        PRIMARY KEY (agent_id, org_key, scope)
+      )`,
+      `INSERT INTO ${s}.mnemo_lexical_stats
+         SELECT agent_id, coalesce(org_id, ''), scope, count(*), sum(doc_length) FROM ${s}.mnemo_records
+         WHERE NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL GROUP BY 1, 2, 3`,
+      `CREATE INDEX mnemo_records_expiring ON ${s}.mnemo_records (expires_at)
+         WHERE expires_at IS NOT NULL AND deleted_at IS NULL AND NOT is_plan`,
+    ],
+  },
 ];

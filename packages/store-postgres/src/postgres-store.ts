@@ -23,7 +23,11 @@ export interface PostgresStoreOptions {
    * path, usually `public`) and outlives the store's schema.
    */
   vector?: 'auto' | 'pgvector' | 'array';
-  /** With pgvector: the embedder's dimensions, for a `vector(n)` column with an HNSW cosine index. */
+  /**
+   * With pgvector: the embedder's dimensions, for a `vector(n)` column. No ANN
+   * (HNSW) index is built: vector search is exact, and such an index would
+   * slow every write without serving a query.
+   */
   vectorDimensions?: number;
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
@@ -96,6 +100,8 @@ class PostgresStore implements MemoryStore {
   private pgvector = false;
   private opening: Promise<void> | null = null;
   private closed = false;
+  // The embedding size once committed: it never changes after, in any process.
+  private dimensions: number | null = null;
   private readonly running = new Set<Promise<unknown>>();
 
   constructor(
@@ -284,8 +290,10 @@ class PostgresStore implements MemoryStore {
     return this.withClient(pool, async (s) => {
       await s.exec('BEGIN');
       try {
-        const result = await fn(transactionOn(s, this.pgvector));
+        const seen = { dimensions: this.dimensions };
+        const result = await fn(transactionOn(s, this.pgvector, seen));
         await s.exec('COMMIT');
+        this.dimensions = seen.dimensions;
         return result;
       } catch (error) {
         await s.exec('ROLLBACK').catch(() => undefined);
@@ -305,21 +313,36 @@ class PostgresStore implements MemoryStore {
     this.read((s) => planQueries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
-  embeddingDimensions: MemoryStore['embeddingDimensions'] = () =>
-    this.read((s) => queries.embeddingDimensions(s));
+  embeddingDimensions: MemoryStore['embeddingDimensions'] = async () => {
+    if (this.dimensions !== null) return this.dimensions;
+    const size = await this.read((s) => queries.embeddingDimensions(s));
+    this.dimensions ??= size;
+    return size;
+  };
   scanRecords: MemoryStore['scanRecords'] = (page) =>
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
 }
 
-function transactionOn(s: Session, pgvector: boolean): StoreTx {
+/** `seen`: the embedding size this transaction saw; the store caches it once the transaction commits. */
+function transactionOn(
+  s: Session,
+  pgvector: boolean,
+  seen: { dimensions: number | null },
+): StoreTx {
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
     list: (query) => queries.listRecords(s, query),
     findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
-    embeddingDimensions: () => queries.embeddingDimensions(s),
-    fixEmbeddingDimensions: (size) => queries.fixEmbeddingDimensions(s, size),
+    embeddingDimensions: async () => {
+      seen.dimensions ??= await queries.embeddingDimensions(s);
+      return seen.dimensions;
+    },
+    fixEmbeddingDimensions: async (size) => {
+      seen.dimensions ??= await queries.fixEmbeddingDimensions(s, size);
+      return seen.dimensions;
+    },
     findIds: (ids) => queries.findIds(s, ids),
     insertRecords: (records) => queries.insertRecords(s, records, pgvector),
     deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),

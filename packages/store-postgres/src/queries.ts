@@ -25,6 +25,7 @@ import {
   permissionLevelExpression,
   RECORD_COLUMNS,
   visiblePredicate,
+  visibleRecords,
 } from './sql.js';
 
 // Every SQL statement of the store, as functions of a session, so the same
@@ -80,18 +81,105 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
-export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  const p = new Params();
+const noFilters = (query: LexicalQuery) =>
+  Object.values(query.filters).every((value) => value === undefined);
+
+/**
+ * BM25 (see the port). Without filters, from the postings and the statistics
+ * table alone (`lexicalFromPostings`); with filters, over the records.
+ */
+export function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  return noFilters(query) ? lexicalFromPostings(s, query) : lexicalOverRecords(s, query);
+}
+
+/** BM25 scores of the hits of `hits` (a CTE of record_id, term, tf, dl) with `stats` (n, avgdl), top `limit` rows. */
+function scoreAndFetch(s: Session, p: Params, limit: number): string {
   const k1 = p.add(BM25_K1, '::float8');
   const b = p.add(BM25_B, '::float8');
+  return `df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
+     scored AS (
+       SELECT h.record_id,
+              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))::numeric, ${SCORE_DIGITS})::float8 AS score
+       FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
+       GROUP BY h.record_id
+     ),
+     -- The top ids first, so only they fetch their rows (content, metadata, embedding).
+     top AS MATERIALIZED (
+       SELECT record_id, score FROM scored ORDER BY score DESC, record_id COLLATE "C" ASC
+       LIMIT ${p.add(limit, '::int')}
+     )
+     SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.record_id
+     ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
+}
+
+/**
+ * BM25 without filters, touching only the query's postings: each posting
+ * carries its record's owner, scope, expiry and length, so the visibility
+ * rule is applied to the postings themselves (a shared record through the
+ * caller's live grants), and N and avgdl come from `mnemo_lexical_stats`
+ * plus the visible records that have an expiry or are shared with the caller
+ * (both usually few). Same scores as `lexicalOverRecords`.
+ */
+async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const v = query.visibility;
+  const agent = p.add(v.agentId, '::text');
+  const org = p.add(v.orgId, '::text');
+  const orgKey = p.add(v.orgId ?? '', '::text');
+  const now = p.time(v.now);
+  const owns = (r: string) =>
+    `(${r}.agent_id = ${agent} AND ${r}.org_id IS NOT DISTINCT FROM ${org})`;
+  const rows = await s.all(
+    `WITH granted AS MATERIALIZED (
+       SELECT g.record_id FROM ${s.schema}.mnemo_grants g
+       WHERE g.grantee_agent_id = ${agent} AND g.grantee_org_id IS NOT DISTINCT FROM ${org}
+         AND (g.expires_at IS NULL OR g.expires_at > ${now})
+     ),
+     counted AS (
+       SELECT st.records AS n, st.total_length AS len FROM ${s.schema}.mnemo_lexical_stats st
+       WHERE (st.agent_id = ${agent} AND st.org_key = ${orgKey}) OR st.scope = 'global'
+          OR (st.scope = 'public' AND st.org_key = ${orgKey})
+       UNION ALL
+       SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
+       WHERE r.expires_at IS NOT NULL AND r.deleted_at IS NULL AND NOT r.is_plan AND r.expires_at > ${now}
+         AND (${owns('r')} OR r.scope = 'global' OR (r.scope = 'public' AND r.org_id IS NOT DISTINCT FROM ${org}))
+       UNION ALL
+       SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
+       WHERE r.id IN (SELECT record_id FROM granted) AND r.scope = 'shared' AND NOT ${owns('r')}
+         AND r.deleted_at IS NULL AND NOT r.is_plan AND (r.expires_at IS NULL OR r.expires_at > ${now})
+     ),
+     stats AS MATERIALIZED (
+       SELECT coalesce(sum(n), 0)::float8 AS n,
+              CASE WHEN coalesce(sum(n), 0) = 0 THEN 0 ELSE (sum(len)::numeric / sum(n))::float8 END AS avgdl
+       FROM counted
+     ),
+     hits AS MATERIALIZED (
+       SELECT po.record_id, po.term, po.tf::float8 AS tf, po.doc_length::float8 AS dl
+       FROM ${s.schema}.mnemo_postings po
+       WHERE po.term = ANY(${p.texts(query.terms)}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
+         AND ((po.agent_id = ${agent} AND po.org_key = ${orgKey}) OR po.scope = 'global'
+              OR (po.scope = 'public' AND po.org_key = ${orgKey})
+              OR (po.scope = 'shared' AND po.record_id IN (SELECT record_id FROM granted)))
+     ),
+     ${scoreAndFetch(s, p, query.limit)}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+/** BM25 over the visible, filtered records (the general path). */
+async function lexicalOverRecords(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
   const rows = await s.all(
     // The visible set is written out twice rather than shared through one CTE, so the postings
-    // join can use the records' primary key; `stats` and `df` are MATERIALIZED because, inlined,
-    // PostgreSQL recomputed the collection statistics once per matching posting (seconds at 5k rows).
+    // join can use the records' primary key (joining a materialized list of 100k visible ids
+    // sorted them all); `stats` and `df` are MATERIALIZED because, inlined, PostgreSQL
+    // recomputed the collection statistics once per matching posting (seconds at 5k rows).
     `WITH stats AS MATERIALIZED (
-       SELECT count(*)::float8 AS n, coalesce(avg(r.doc_length), 0)::float8 AS avgdl
-       FROM ${s.schema}.mnemo_records r
-       WHERE NOT r.is_plan AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+       SELECT count(*)::float8 AS n, coalesce(avg(v.doc_length), 0)::float8 AS avgdl
+       FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, 'r.doc_length')}) v
      ),
      hits AS (
        SELECT po.record_id, po.term, po.tf::float8 AS tf, r.doc_length::float8 AS dl
@@ -99,18 +187,7 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
        WHERE po.term = ANY(${p.texts(query.terms)})
          AND NOT r.is_plan AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
      ),
-     df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
-     scored AS (
-       SELECT h.record_id,
-              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))::numeric, ${SCORE_DIGITS})::float8 AS score
-       FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
-       GROUP BY h.record_id
-     )
-     SELECT ${RECORD_COLUMNS}, sc.score
-     FROM scored sc JOIN ${s.schema}.mnemo_records r ON r.id = sc.record_id
-     ORDER BY sc.score DESC, r.id COLLATE "C" ASC
-     LIMIT ${p.add(query.limit, '::int')}`,
+     ${scoreAndFetch(s, p, query.limit)}`,
     p,
   );
   return rows.map(toScored);
@@ -145,16 +222,25 @@ export async function searchVector(
   const similarity = pgvector
     ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
     : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
+  // The top ids first, then their rows: only the winners fetch content and metadata.
+  // `OFFSET 0` keeps the subquery from being flattened: flattened, PostgreSQL computed the
+  // similarity three times per record (for the score and for each of the two tests on it).
   const rows = await s.all(
-    `SELECT * FROM (
-       SELECT ${RECORD_COLUMNS}, round((${similarity})::numeric, ${SCORE_DIGITS})::float8 AS score
-       FROM ${s.schema}.mnemo_records r
-       WHERE NOT r.is_plan AND r.embedding IS NOT NULL
-         AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
-     ) r
-     WHERE r.score IS NOT NULL AND r.score <> 'NaN'::float8
-     ORDER BY r.score DESC, r.id COLLATE "C" ASC
-     LIMIT ${p.add(query.limit, '::int')}`,
+    `WITH top AS MATERIALIZED (
+       SELECT id, score FROM (
+         SELECT r.id, round((${similarity})::numeric, ${SCORE_DIGITS})::float8 AS score
+         FROM ${s.schema}.mnemo_records r
+         WHERE NOT r.is_plan AND r.embedding IS NOT NULL
+           AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
+         OFFSET 0
+       ) scored
+       WHERE score IS NOT NULL AND score <> 'NaN'::float8
+       ORDER BY score DESC, id COLLATE "C" ASC
+       LIMIT ${p.add(query.limit, '::int')}
+     )
+     SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
+     ORDER BY top.score DESC, r.id COLLATE "C" ASC`,
     p,
   );
   return rows.map(toScored);
@@ -226,16 +312,14 @@ export async function auditHeads(s: Session): Promise<AuditHead[]> {
  * chain gets a placeholder head (seq 0) first, so there is always a row to lock.
  */
 export async function lockAuditHead(s: Session, chain: string): Promise<AuditHead | null> {
+  // One statement: inserts the placeholder or, when the row exists, "updates" it to itself,
+  // which locks it and returns its latest committed version (READ COMMITTED).
   const p = new Params();
-  const c = p.add(chain, '::text');
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash) VALUES (${c}, 0, '') ON CONFLICT (chain) DO NOTHING`,
-    p,
-  );
-  const q = new Params();
   const [row] = await s.all(
-    `SELECT chain, seq, hash FROM ${s.schema}.mnemo_audit_heads WHERE chain = ${q.add(chain, '::text')} FOR UPDATE`,
-    q,
+    `INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(chain, '::text')}, 0, '')
+     ON CONFLICT (chain) DO UPDATE SET chain = h.chain
+     RETURNING h.chain, h.seq, h.hash`,
+    p,
   );
   if (row === undefined || Number(row.seq) === 0) return null;
   return { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
@@ -244,8 +328,10 @@ export async function lockAuditHead(s: Session, chain: string): Promise<AuditHea
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
   const p = new Params();
+  const heads = new Map(events.map((event) => [event.chain, event]));
+  // One statement: the events, and each chain's new head.
   await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
+    `WITH appended AS (INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
      SELECT e.chain, e.seq, e.id, e.occurred_at, e.principal, e.op,
             ARRAY(SELECT jsonb_array_elements_text(e.record_ids)), e.details, e.prev_hash, e.hash
      FROM jsonb_to_recordset(${p.add(
@@ -265,20 +351,15 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
        ),
        '::jsonb',
      )}) AS e(chain text, seq bigint, id text, occurred_at bigint, principal text, op text, record_ids jsonb,
-              details jsonb, prev_hash text, hash text)`,
-    p,
-  );
-  const heads = new Map(events.map((event) => [event.chain, event]));
-  const h = new Params();
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
-     SELECT * FROM unnest(${h.texts([...heads.keys()])}, ${h.add(
+              details jsonb, prev_hash text, hash text))
+     INSERT INTO ${s.schema}.mnemo_audit_heads (chain, seq, hash)
+     SELECT * FROM unnest(${p.texts([...heads.keys()])}, ${p.add(
        [...heads.values()].map((e) => e.seq),
        '::bigint[]',
      )},
-                          ${h.texts([...heads.values()].map((e) => e.hash))})
+                          ${p.texts([...heads.values()].map((e) => e.hash))})
      ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-    h,
+    p,
   );
 }
 
@@ -318,71 +399,188 @@ export async function insertRecords(
   pgvector: boolean,
 ): Promise<void> {
   if (inputs.length === 0) return;
+  const records = inputs.map((input) => input.record);
   const p = new Params();
-  const json = inputs.map(({ record: r, ...input }) => ({
-    id: r.id,
-    agent_id: r.agentId,
-    org_id: r.orgId,
-    content: r.content,
-    memory_type: r.memoryType,
-    scope: r.scope,
-    importance: r.importance,
-    tags: r.tags,
-    metadata: r.metadata,
-    embedding: r.embedding === null ? null : Array.from(r.embedding),
-    content_hash: r.contentHash,
-    dedup_key: input.dedupKey,
-    is_plan: input.isPlan,
-    doc_length: input.docLength,
-    plan_tokens: input.planTokens,
-    plan_token_count: input.planTokens?.length ?? null,
-    thread_id: r.threadId,
-    source_type: r.sourceType,
-    created_at: r.createdAt.getTime(),
-    updated_at: r.updatedAt.getTime(),
-    expires_at: r.expiresAt?.getTime() ?? null,
-    deleted_at: r.deletedAt?.getTime() ?? null,
-    access_count: r.accessCount,
-    last_accessed_at: r.lastAccessedAt?.getTime() ?? null,
-  }));
-  const strings = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(x.${column}))`;
-  await s.exec(
+  const column = (values: readonly unknown[], type: string) => p.add(values, `::${type}[]`);
+  const millis = (values: readonly (Date | null)[]) =>
+    column(
+      values.map((value) => value?.getTime() ?? null),
+      'bigint',
+    );
+  // Lists (tags, plan tokens) travel as JSON text, since a PostgreSQL array parameter cannot be
+  // ragged; embeddings as pgvector / array literals, which the server parses far faster than JSON.
+  const embeddings = records.map((r) => {
+    if (r.embedding === null) return null;
+    const items = Array.from(r.embedding).join(',');
+    return pgvector ? `[${items}]` : `{${items}}`;
+  });
+  const list = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(${column}::jsonb))`;
+  // One statement: the records, their postings and the statistics, as data-modifying CTEs.
+  const statements: string[] = [];
+  statements.push(
     `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
        embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_keys, plan_token_count, thread_id,
        source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
-     SELECT x.id, x.agent_id, x.org_id, x.content, x.memory_type, x.scope, x.importance, ${strings('tags')}, x.metadata,
-       CASE WHEN x.embedding IS NULL THEN NULL
-            ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real)${pgvector ? '::vector' : ''} END,
-       x.content_hash, x.dedup_key, x.is_plan, x.doc_length,
-       CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${strings('plan_tokens')} END,
+     SELECT x.id, x.agent_id, x.org_id, x.content, x.memory_type, x.scope, x.importance, ${list('x.tags')},
+       x.metadata::jsonb, x.embedding::${pgvector ? 'vector' : 'real[]'}, x.content_hash, x.dedup_key, x.is_plan,
+       x.doc_length,
+       CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${list('x.plan_tokens')} END,
        CASE WHEN x.plan_tokens IS NULL THEN NULL
-            ELSE ARRAY(SELECT md5(t) FROM jsonb_array_elements_text(x.plan_tokens) AS t) END,
+            ELSE ARRAY(SELECT md5(t) FROM jsonb_array_elements_text(x.plan_tokens::jsonb) AS t) END,
        x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, x.deleted_at,
        x.access_count, x.last_accessed_at
-     FROM jsonb_to_recordset(${p.add(JSON.stringify(json), '::jsonb')}) AS x(
-       id text, agent_id text, org_id text, content text, memory_type text, scope text, importance float8,
-       tags jsonb, metadata jsonb, embedding jsonb, content_hash text, dedup_key text, is_plan boolean,
-       doc_length integer, plan_tokens jsonb, plan_token_count integer, thread_id text, source_type text,
-       created_at bigint, updated_at bigint, expires_at bigint, deleted_at bigint, access_count bigint,
-       last_accessed_at bigint)`,
+     FROM unnest(${column(
+       records.map((r) => r.id),
+       'text',
+     )}, ${column(
+       records.map((r) => r.agentId),
+       'text',
+     )}, ${column(
+       records.map((r) => r.orgId),
+       'text',
+     )}, ${column(
+       records.map((r) => r.content),
+       'text',
+     )}, ${column(
+       records.map((r) => r.memoryType),
+       'text',
+     )}, ${column(
+       records.map((r) => r.scope),
+       'text',
+     )}, ${column(
+       records.map((r) => r.importance),
+       'float8',
+     )}, ${column(
+       records.map((r) => JSON.stringify(r.tags)),
+       'text',
+     )}, ${column(
+       records.map((r) => JSON.stringify(r.metadata)),
+       'text',
+     )}, ${column(embeddings, 'text')}, ${column(
+       records.map((r) => r.contentHash),
+       'text',
+     )}, ${column(
+       inputs.map((i) => i.dedupKey),
+       'text',
+     )}, ${column(
+       inputs.map((i) => i.isPlan),
+       'boolean',
+     )}, ${column(
+       inputs.map((i) => i.docLength),
+       'int',
+     )}, ${column(
+       inputs.map((i) => (i.planTokens === null ? null : JSON.stringify(i.planTokens))),
+       'text',
+     )}, ${column(
+       inputs.map((i) => i.planTokens?.length ?? null),
+       'int',
+     )}, ${column(
+       records.map((r) => r.threadId),
+       'text',
+     )}, ${column(
+       records.map((r) => r.sourceType),
+       'text',
+     )}, ${millis(records.map((r) => r.createdAt))}, ${millis(records.map((r) => r.updatedAt))},
+       ${millis(records.map((r) => r.expiresAt))}, ${millis(records.map((r) => r.deletedAt))},
+       ${column(
+         records.map((r) => r.accessCount),
+         'bigint',
+       )}, ${millis(records.map((r) => r.lastAccessedAt))})
+     AS x(id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata, embedding, content_hash,
+          dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id, source_type, created_at,
+          updated_at, expires_at, deleted_at, access_count, last_accessed_at)`,
+  );
+  // Postings only for live records (an imported deleted record has none anyway), each with
+  // what BM25 and visibility need of its record (see migration 3).
+  const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
+    r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
+  );
+  if (postings.length > 0) {
+    statements.push(
+      `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
+       SELECT * FROM unnest(${p.texts(postings.map((x) => x.r.id))}, ${p.texts(postings.map((x) => x.term))},
+         ${p.add(
+           postings.map((x) => x.tf),
+           '::int[]',
+         )}, ${p.texts(postings.map((x) => x.r.agentId))}, ${p.texts(postings.map((x) => x.r.orgId ?? ''))},
+         ${p.texts(postings.map((x) => x.r.scope))}, ${p.add(
+           postings.map((x) => x.r.expiresAt?.getTime() ?? null),
+           '::bigint[]',
+         )}, ${p.add(
+           postings.map((x) => x.docLength),
+           '::int[]',
+         )})`,
+    );
+  }
+  const stats = addLexicalStats(
+    s,
+    p,
+    inputs.filter(
+      ({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.expiresAt === null,
+    ),
+  );
+  if (stats !== null) statements.push(stats);
+  const last = statements.pop() as string;
+  await s.exec(
+    statements.length === 0
+      ? last
+      : `WITH ${statements.map((statement, index) => `w${index} AS (${statement})`).join(', ')} ${last}`,
     p,
   );
   await countPlanTokens(s, inputs);
-  const postings = inputs.flatMap((input) =>
-    input.terms.map((t) => ({ id: input.record.id, ...t })),
-  );
-  if (postings.length > 0) {
-    const q = new Params();
-    await s.exec(
-      `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf)
-       SELECT * FROM unnest(${q.texts(postings.map((x) => x.id))}, ${q.texts(postings.map((x) => x.term))},
-                            ${q.add(
-                              postings.map((x) => x.tf),
-                              '::int[]',
-                            )})`,
-      q,
-    );
+}
+
+/** The statement adding records (live, non-plan, without expiry) to `mnemo_lexical_stats`, in key order; null when none. */
+function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
+  const groups = new Map<
+    string,
+    { agent: string; org: string; scope: string; n: number; len: number }
+  >();
+  for (const { record: r, docLength } of inputs) {
+    const org = r.orgId ?? '';
+    const key = JSON.stringify([r.agentId, org, r.scope]);
+    const group = groups.get(key) ?? { agent: r.agentId, org, scope: r.scope, n: 0, len: 0 };
+    group.n += 1;
+    group.len += docLength;
+    groups.set(key, group);
   }
+  if (groups.size === 0) return null;
+  // Key order, so concurrent writers lock these rows in one order.
+  const rows = [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, g]) => g);
+  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
+     SELECT * FROM unnest(${p.texts(rows.map((g) => g.agent))}, ${p.texts(rows.map((g) => g.org))},
+       ${p.texts(rows.map((g) => g.scope))}, ${p.add(
+         rows.map((g) => g.n),
+         '::bigint[]',
+       )}, ${p.add(
+         rows.map((g) => g.len),
+         '::bigint[]',
+       )})
+     ON CONFLICT (agent_id, org_key, scope) DO UPDATE
+       SET records = st.records + excluded.records, total_length = st.total_length + excluded.total_length`;
+}
+
+/**
+ * Takes records out of `mnemo_lexical_stats` before they are deleted or
+ * redacted: those that are still counted (live, non-plan, without expiry).
+ * Call after `lockRecords`.
+ */
+async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<void> {
+  const p = new Params();
+  await s.exec(
+    `UPDATE ${s.schema}.mnemo_lexical_stats st
+     SET records = st.records - x.n, total_length = st.total_length - x.len
+     FROM (
+       SELECT agent_id, coalesce(org_id, '') AS org_key, scope, count(*) AS n, sum(doc_length) AS len
+       FROM ${s.schema}.mnemo_records
+       WHERE id = ANY(${p.texts(ids)}) AND NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL
+       GROUP BY 1, 2, 3
+     ) x
+     WHERE st.agent_id = x.agent_id AND st.org_key = x.org_key AND st.scope = x.scope`,
+    p,
+  );
 }
 
 /**
@@ -410,6 +608,7 @@ export async function deleteRecords(
   at: Date,
 ): Promise<void> {
   await lockRecords(s, ids);
+  await removeLexicalStats(s, ids);
   await deletePostings(s, ids);
   if (mode === 'hard') await forgetPlans(s, ids);
   const p = new Params();
@@ -433,6 +632,7 @@ export async function redactRecords(
   at: Date,
 ): Promise<void> {
   await lockRecords(s, ids);
+  await removeLexicalStats(s, ids);
   await deletePostings(s, ids);
   await forgetPlans(s, ids);
   const p = new Params();

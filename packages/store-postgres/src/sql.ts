@@ -40,6 +40,36 @@ export function visiblePredicate(s: string, p: Params, v: Visibility, r = 'r'): 
   ))`;
 }
 
+/**
+ * The visible, filtered, non-plan records as a query selecting `columns` of
+ * `r`; `s` is the schema. Same rule as `visiblePredicate`, split into two
+ * disjoint branches (owned, global or public records; others' shared
+ * records with a live grant), so that neither carries a per-record grant
+ * lookup and the first can be served by an index-only scan of
+ * `mnemo_records_lexical`.
+ */
+export function visibleRecords(
+  s: string,
+  p: Params,
+  v: Visibility,
+  f: RecordFilters,
+  columns: string,
+): string {
+  const now = p.time(v.now);
+  const base = `NOT r.is_plan AND r.deleted_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > ${now})
+    AND ${filterPredicate(p, f)}`;
+  return `SELECT ${columns} FROM ${s}.mnemo_records r
+    WHERE ${base} AND (${owns(p, v, 'r')} OR r.scope = 'global'
+      OR (r.scope = 'public' AND r.org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')}))
+    UNION ALL
+    SELECT ${columns} FROM ${s}.mnemo_records r
+    WHERE r.scope = 'shared' AND ${base} AND NOT ${owns(p, v, 'r')}
+      AND r.id IN (SELECT g.record_id FROM ${s}.mnemo_grants g
+        WHERE g.grantee_agent_id = ${p.add(v.agentId, '::text')}
+          AND g.grantee_org_id IS NOT DISTINCT FROM ${p.add(v.orgId, '::text')}
+          AND (g.expires_at IS NULL OR g.expires_at > ${now}))`;
+}
+
 /** The caller's permission level on a visible record (5 = owner/admin … 1 = read). */
 export function permissionLevelExpression(s: string, p: Params, v: Visibility, r = 'r'): string {
   return `CASE WHEN ${owns(p, v, r)} THEN 5 ELSE greatest(

@@ -1,0 +1,56 @@
+import { DuckDBDataChunk, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { mapDuckDBError } from './errors.js';
+import type { Session } from './session.js';
+
+/** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */
+const CHUNK_ROWS = 2048;
+
+/**
+ * Appends rows to `table` through DuckDB's Appender, one data chunk per 2,048
+ * rows. `columns` are the table's columns in its declared order, each with
+ * its type and one value per row (all the same length).
+ *
+ * Why not `INSERT … SELECT unnest($list)`: binding a list parameter converts
+ * every element to a DuckDB value one by one, which costs about 1.6 ms per
+ * 384-float embedding; a data chunk is filled in place (about 40 µs a row).
+ * The appender runs in the connection's open transaction, so its rows commit
+ * or roll back with everything else the transaction did, and the table's
+ * constraints (primary keys) are checked as rows are appended.
+ */
+export async function appendRows(
+  s: Session,
+  table: string,
+  columns: readonly { type: DuckDBType; values: readonly DuckDBValue[] }[],
+): Promise<void> {
+  const rows = columns[0]?.values.length ?? 0;
+  if (rows === 0) return;
+  let appender: Awaited<ReturnType<Session['connection']['createAppender']>>;
+  try {
+    appender = await s.connection.createAppender(table);
+  } catch (error) {
+    throw mapDuckDBError(error, 'statement');
+  }
+  try {
+    const types = columns.map((column) => column.type);
+    for (let start = 0; start < rows; start += CHUNK_ROWS) {
+      const count = Math.min(CHUNK_ROWS, rows - start);
+      const chunk = DuckDBDataChunk.create(types, count);
+      columns.forEach((column, index) => {
+        const vector = chunk.getColumnVector(index);
+        for (let row = 0; row < count; row += 1) {
+          vector.setItem(row, column.values[start + row] as DuckDBValue);
+        }
+        vector.flush();
+      });
+      appender.appendDataChunk(chunk);
+    }
+    appender.closeSync();
+  } catch (error) {
+    try {
+      appender.closeSync();
+    } catch {
+      // The append already failed; that error is the one to report.
+    }
+    throw mapDuckDBError(error, 'statement');
+  }
+}
