@@ -1,5 +1,6 @@
-import { type MemoryHandle, MnemoError, planAccess } from '@mnemo/core';
+import { type MemoryHandle, planAccess } from '@mnemo/core';
 import { DEFAULT_SIMILARITY_THRESHOLD, DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
+import { checkOptions, invalid } from './input.js';
 import { type CachedPlan, type PlanPayload, readPayload } from './plan.js';
 import { jaccard, signatureTokens } from './signature.js';
 import { isStale } from './staleness.js';
@@ -47,25 +48,12 @@ export async function recallPlan(
   handle: MemoryHandle,
   input: RecallPlanInput,
 ): Promise<RecallPlanResult> {
-  if (typeof input !== 'object' || input === null) {
-    throw new MnemoError('INVALID_INPUT', 'input: must be an object', {
-      details: { field: 'input' },
-    });
-  }
-  for (const key of Object.keys(input)) {
-    if (key !== 'query' && key !== 'similarityThreshold') {
-      throw new MnemoError('INVALID_INPUT', `input.${key}: is not a known option`, {
-        details: { field: `input.${key}` },
-      });
-    }
-  }
+  checkOptions('input', input, ['query', 'similarityThreshold']);
   const access = planAccess(handle);
   const query = access.validateQuery(input.query);
   const threshold = input.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
-    throw new MnemoError('INVALID_INPUT', 'similarityThreshold: must be a number in (0, 1]', {
-      details: { field: 'similarityThreshold' },
-    });
+    throw invalid('similarityThreshold', 'must be a number in (0, 1]');
   }
   if (!access.enabled) return { plan: null, candidatesConsidered: 0, stale: 0, retired: 0 };
 

@@ -1,5 +1,6 @@
-import { type MemoryHandle, MnemoError, planAccess, type Scope } from '@mnemo/core';
+import type { MemoryHandle, Scope } from '@mnemo/core';
 import { DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
+import { checkOptions, enabledPlanAccess, invalid } from './input.js';
 import { toPayloadJson } from './plan.js';
 import { signatureTokens } from './signature.js';
 import { chunkHashes } from './staleness.js';
@@ -39,10 +40,6 @@ export interface RememberPlanResult {
 const MAX_STEPS = 256;
 const MAX_CHUNK_IDS = 1000;
 
-function invalid(field: string, message: string): MnemoError {
-  return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
-}
-
 function stringList(field: string, value: unknown, max: number): string[] {
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of strings');
   if (value.length > max) throw invalid(field, `must have at most ${max} items`);
@@ -65,19 +62,8 @@ export async function rememberPlan(
   handle: MemoryHandle,
   input: RememberPlanInput,
 ): Promise<RememberPlanResult> {
-  const access = planAccess(handle);
-  if (!access.enabled) {
-    throw new MnemoError(
-      'EXPERIENCE_DISABLED',
-      'experience memory is off: create the engine with experienceMemory: true or withExperienceMemory(engine)',
-    );
-  }
-  if (typeof input !== 'object' || input === null) throw invalid('input', 'must be an object');
-  for (const key of Object.keys(input)) {
-    if (!['query', 'steps', 'chunkIds', 'outcomeScore', 'scope', 'ttlMs'].includes(key)) {
-      throw invalid(`input.${key}`, 'is not a known option');
-    }
-  }
+  const access = enabledPlanAccess(handle);
+  checkOptions('input', input, ['query', 'steps', 'chunkIds', 'outcomeScore', 'scope', 'ttlMs']);
   const query = access.validateQuery(input.query);
   const scope = input.scope === undefined ? undefined : access.validateScope(input.scope);
   const steps = stringList('steps', input.steps, MAX_STEPS);

@@ -1,5 +1,6 @@
-import { type MemoryHandle, MnemoError, planAccess } from '@mnemo/core';
+import type { MemoryHandle } from '@mnemo/core';
 import { DEFAULT_SUCCESS_THRESHOLD, PLAN_OUTCOME_WEIGHT } from './constants.js';
+import { checkOptions, enabledPlanAccess, invalid } from './input.js';
 import { readPayload } from './plan.js';
 
 export interface ReportPlanOutcomeInput {
@@ -21,10 +22,6 @@ export interface ReportPlanOutcomeResult {
   replayable: boolean;
 }
 
-function invalid(field: string, message: string): MnemoError {
-  return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
-}
-
 /**
  * Reports how a replay of a cached plan went. The plan keeps a running
  * outcome, an exponential moving average seeded with the score it was cached
@@ -42,18 +39,8 @@ export async function reportPlanOutcome(
   handle: MemoryHandle,
   input: ReportPlanOutcomeInput,
 ): Promise<ReportPlanOutcomeResult> {
-  const access = planAccess(handle);
-  if (!access.enabled) {
-    throw new MnemoError(
-      'EXPERIENCE_DISABLED',
-      'experience memory is off: create the engine with experienceMemory: true or withExperienceMemory(engine)',
-    );
-  }
-  if (typeof input !== 'object' || input === null) throw invalid('input', 'must be an object');
-  for (const key of Object.keys(input)) {
-    if (key !== 'planId' && key !== 'outcomeScore')
-      throw invalid(`input.${key}`, 'is not a known option');
-  }
+  const access = enabledPlanAccess(handle);
+  checkOptions('input', input, ['planId', 'outcomeScore']);
   if (typeof input.planId !== 'string') throw invalid('planId', 'must be a string');
   const score = input.outcomeScore;
   if (typeof score !== 'number' || !(score >= 0 && score <= 1)) {

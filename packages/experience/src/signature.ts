@@ -1,5 +1,6 @@
-import { MnemoError, PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '@mnemo/core';
+import { PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '@mnemo/core';
 import { enrichedTokens } from './enriched-signature.js';
+import { invalid } from './input.js';
 
 const SEPARATOR = /[^\p{Alphabetic}\p{N}]+/u;
 
@@ -33,11 +34,7 @@ export function signatureTokens(
   strategy: PlanSignatureStrategy = 'default',
 ): string[] {
   if (!PLAN_SIGNATURE_STRATEGIES.includes(strategy)) {
-    throw new MnemoError(
-      'INVALID_INPUT',
-      `strategy: must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`,
-      { details: { field: 'strategy' } },
-    );
+    throw invalid('strategy', `must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`);
   }
   let tokens: Set<string>;
   if (strategy === 'enriched') {

@@ -1,4 +1,5 @@
-import { type Engine, MnemoError, type PlanSignatureStrategy } from '@mnemo/core';
+import type { Engine, PlanSignatureStrategy } from '@mnemo/core';
+import { checkOptions } from './input.js';
 
 export interface ExperienceMemoryOptions {
   /**
@@ -21,18 +22,7 @@ export function withExperienceMemory(
   engine: Engine,
   options: ExperienceMemoryOptions = {},
 ): Engine {
-  if (typeof options !== 'object' || options === null) {
-    throw new MnemoError('INVALID_INPUT', 'options: must be an object', {
-      details: { field: 'options' },
-    });
-  }
-  for (const key of Object.keys(options)) {
-    if (key !== 'signature') {
-      throw new MnemoError('INVALID_INPUT', `options.${key}: is not a known option`, {
-        details: { field: `options.${key}` },
-      });
-    }
-  }
+  checkOptions('options', options, ['signature']);
   return engine.with({
     experienceMemory: true,
     ...(options.signature === undefined ? {} : { experienceSignature: options.signature }),

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { UsageError } from '../shared/errors.js';
+import { readDataFile } from '../shared/json-file.js';
 
 /**
  * Loading a file in the LoCoMo format (Maharana et al., ACL 2024): a JSON
@@ -72,27 +72,7 @@ const AGENT_UNSAFE = /[^A-Za-z0-9._-]/g;
 
 /** Reads and parses `path`; an unreadable, non-JSON or malformed file is a `UsageError`. */
 export async function loadLocomoFile(path: string): Promise<LocomoData> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (error as Error).message;
-    throw new UsageError(`--data: cannot read ${path}: ${reason}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--data: ${path} is not valid JSON: ${(error as Error).message}`);
-  }
+  const json = await readDataFile(path);
   try {
     return parseLocomo(json);
   } catch (error) {

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { UsageError } from '../shared/errors.js';
+import { readDataFile } from '../shared/json-file.js';
 
 /**
  * Loading a file in the CLINC150 layout (Larson et al., 2019, `data_full.json`):
@@ -44,27 +44,7 @@ function readSplit(json: Record<string, unknown>, key: string): LabelledUtteranc
 
 /** Reads and checks a CLINC150-layout file; anything unusable is a `UsageError`. */
 export async function loadClincFile(path: string): Promise<ClincData> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (error as Error).message;
-    throw new UsageError(`--data: cannot read ${path}: ${reason}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--data: ${path} is not valid JSON: ${(error as Error).message}`);
-  }
+  const json = await readDataFile(path);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new UsageError(`--data: ${path} must hold a JSON object with "train" and "test"`);
   }

@@ -1,0 +1,26 @@
+import { readFile } from 'node:fs/promises';
+import { UsageError } from './errors.js';
+
+/** The parsed JSON of the file given as `--data`; unreadable or not JSON is a `UsageError`. */
+export async function readDataFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
+    throw new UsageError(`--data: cannot read ${path}: ${reason}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--data: ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
