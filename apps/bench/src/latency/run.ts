@@ -133,6 +133,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
         `loaded ${options.records} texts, ${written} new records, but the store holds ${storedRecords}`,
       );
     }
+    await fresh.settle();
 
     const strategies = {} as LatencyBenchResult['strategies'];
     for (const strategy of LATENCY_STRATEGIES) {

@@ -217,6 +217,7 @@ export async function runPlansBench(options: PlansBenchOptions): Promise<PlansBe
       throw new Error(`filled ${options.plans} plans but the store holds ${storedRecords} records`);
     }
     progress(`[fill] ${storedRecords} plans in ${(fillMs / 1000).toFixed(1)} s`);
+    await fresh.settle();
 
     const [warmup, timed] = [workload.queries.slice(0, WARMUP), workload.queries.slice(WARMUP)];
     // The lookup alone (read auditing off), then the default engine, which also commits an

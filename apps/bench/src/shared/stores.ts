@@ -59,6 +59,13 @@ export interface FreshStore {
   location: string;
   /** Deletes the temp folder or drops the schema. Call after the engine is closed. Idempotent. */
   dispose(): Promise<void>;
+  /**
+   * Brings a freshly loaded store to its steady state before timing reads:
+   * on PostgreSQL `VACUUM ANALYZE` of the schema's tables (what autovacuum does
+   * a while after a bulk load, so the timings neither race it nor run on the
+   * planner statistics of an empty table); nothing on DuckDB.
+   */
+  settle(): Promise<void>;
 }
 
 /**
@@ -81,6 +88,7 @@ export async function createFreshStore(
       }),
       location: 'temp file',
       dispose: () => rm(folder, { recursive: true, force: true }),
+      settle: async () => undefined,
     };
   }
   const schema = uniqueName();
@@ -92,6 +100,15 @@ export async function createFreshStore(
       ...vector,
     }),
     location: `schema ${schema}`,
+    settle: () =>
+      withPgClient(target.url, async (client) => {
+        const tables = await client.query<{ name: string }>(
+          'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1',
+          [schema],
+        );
+        for (const { name } of tables.rows)
+          await client.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+      }),
     dispose: async () => {
       if (disposed) return;
       disposed = true;
