@@ -9,6 +9,7 @@ import {
   machineInfo,
 } from '../shared/machine.js';
 import { median, percentile } from '../shared/stats.js';
+import { onSignals } from '../shared/stores.js';
 import { Bm25Index } from './baseline-bm25.js';
 import { ingestConversation } from './ingest.js';
 import { type Conversation, type LoadStats, loadLocomoFile } from './loader.js';
@@ -306,18 +307,4 @@ function byCategory(mnemo: readonly Scored[], baseline: readonly Scored[]) {
     };
   }
   return figures;
-}
-
-/** Runs `cleanup` and exits 130 on SIGINT/SIGTERM; returns a function removing the handlers. */
-function onSignals(cleanup: () => Promise<void>): () => void {
-  const handler = (signal: NodeJS.Signals) => {
-    process.stderr.write(`bench: ${signal}, removing the benchmark's store…\n`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
 }

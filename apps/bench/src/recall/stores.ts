@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { MemoryStore } from '@mnemo/core';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { createPostgresStore } from '@mnemo/store-postgres';
-import pg from 'pg';
+import type pg from 'pg';
+import { withPgClient } from '../shared/stores.js';
 
 /** Where a run keeps its records: a fresh DuckDB (temp file or `:memory:`) or a fresh PostgreSQL schema. */
 export type StoreChoice = { kind: 'duckdb'; inMemory: boolean } | { kind: 'postgres'; url: string };
@@ -20,8 +21,6 @@ export interface RunStore {
   /** Deletes the temp file or drops the schema. Call after the engine is closed. Idempotent. */
   dispose(): Promise<void>;
 }
-
-const PG_TIMEOUT_MS = 10_000;
 
 /**
  * Creates a fresh store. DuckDB: `:memory:`, or a file in a new temp folder
@@ -57,11 +56,11 @@ export async function createRunStore(choice: StoreChoice, dimensions: number): P
       ...(dimensions > 0 ? { vectorDimensions: dimensions } : {}),
     }),
     location: `schema ${schema}`,
-    describe: () => withClient(choice.url, (client) => describePostgres(client, schema)),
+    describe: () => withPgClient(choice.url, (client) => describePostgres(client, schema)),
     dispose: async () => {
       if (disposed) return;
       disposed = true;
-      await withClient(choice.url, (client) =>
+      await withPgClient(choice.url, (client) =>
         client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
       );
     },
@@ -87,20 +86,4 @@ async function describePostgres(
     serverVersion: server.rows[0]?.version ?? 'unknown',
     embeddingColumn: column.rows[0]?.type ?? 'unknown',
   };
-}
-
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: PG_TIMEOUT_MS,
-    statement_timeout: PG_TIMEOUT_MS * 3,
-    application_name: 'mnemo-bench',
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
