@@ -266,25 +266,19 @@ export class MemoryHandle {
     const visibility = this.visibility(now);
     const terms = queryTerms(query);
     const depth = strategy === 'hybrid' ? Math.max(limit * 3, 30) : limit;
-    const lexical =
-      strategy !== 'semantic' && terms.length > 0
-        ? await store.searchLexical({ visibility, filters, terms, limit: depth })
-        : undefined;
-    let semantic: ScoredRecord[] | undefined;
-    if (strategy !== 'lexical') {
+    const searchSemantic = async (): Promise<ScoredRecord[]> => {
       const [vector] = (await embedTexts(embedder, [query])) as [Float32Array];
       const size = await storeEmbeddingDimensions(store);
       if (size !== null && size !== vector.length) throw dimensionMismatch(size, vector.length);
-      semantic =
-        size === null
-          ? []
-          : await store.searchVector({
-              visibility,
-              filters,
-              vector: vector as Float32Array,
-              limit: depth,
-            });
-    }
+      return size === null ? [] : store.searchVector({ visibility, filters, vector, limit: depth });
+    };
+    // A hybrid recall's two searches run at once: each store reads on its own connection.
+    const [lexical, semantic] = await Promise.all([
+      strategy !== 'semantic' && terms.length > 0
+        ? store.searchLexical({ visibility, filters, terms, limit: depth })
+        : undefined,
+      strategy !== 'lexical' ? searchSemantic() : undefined,
+    ]);
 
     let hits: RecallHit[];
     if (strategy === 'hybrid') {
