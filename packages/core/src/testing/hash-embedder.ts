@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { analyze } from '../analyzer.js';
 import type { Embedder } from '../ports/embedder.js';
 
+/** Terms whose hashed feature one embedder remembers. */
+const MAX_MEMOIZED_TERMS = 100_000;
+
 export interface HashEmbedderOptions {
   /** Vector length (default 64). */
   dimensions?: number;
@@ -20,6 +23,20 @@ export function createHashEmbedder(
 ): Embedder & { calls: string[][] } {
   const dimensions = options.dimensions ?? 64;
   const calls: string[][] = [];
+  // Each term's signed dimension (+(index + 1) or -(index + 1)), memoized: hashing is most of
+  // the embedder's cost and vocabularies repeat. Bounded; cleared when full.
+  const features = new Map<string, number>();
+  const feature = (term: string): number => {
+    let signed = features.get(term);
+    if (signed === undefined) {
+      const digest = createHash('sha256').update(term).digest();
+      const index = digest.readUInt32BE(0) % dimensions;
+      signed = ((digest[4] as number) & 1 ? 1 : -1) * (index + 1);
+      if (features.size >= MAX_MEMOIZED_TERMS) features.clear();
+      features.set(term, signed);
+    }
+    return signed;
+  };
   return {
     dimensions,
     semantic: true,
@@ -30,9 +47,9 @@ export function createHashEmbedder(
       return texts.map((text) => {
         const vector = new Float32Array(dimensions);
         for (const term of analyze(text)) {
-          const digest = createHash('sha256').update(term).digest();
-          const index = digest.readUInt32BE(0) % dimensions;
-          vector[index] = (vector[index] ?? 0) + ((digest[4] as number) & 1 ? 1 : -1);
+          const signed = feature(term);
+          const index = Math.abs(signed) - 1;
+          vector[index] = (vector[index] as number) + Math.sign(signed);
         }
         const norm = Math.hypot(...vector);
         if (norm > 0)
