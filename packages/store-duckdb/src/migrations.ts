@@ -140,4 +140,13 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX mnemo_postings_record ON mnemo_postings (record_id)',
     ],
   },
+  {
+    version: 4,
+    name: 'drop the term key and record owner indexes',
+    // No query is served by them: a lexical search reads its postings in one scan (the term
+    // key index served only rare keys, and fetching rows through it was slower than the scan),
+    // and visibility is an OR that no single-column index answers. Every write paid to keep
+    // them, and every checkpoint to save them (1.5M term keys at 100k records).
+    statements: () => ['DROP INDEX mnemo_postings_term_key', 'DROP INDEX mnemo_records_agent'],
+  },
 ];

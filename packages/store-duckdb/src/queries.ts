@@ -108,20 +108,17 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   const v = query.visibility;
   const unfiltered = Object.values(query.filters).every((value) => value === undefined);
   const terms = query.terms.map((term) => p.scalar(term)).join(', ');
-  // The postings of the query's term keys, read before anything else filters them: one
-  // equality per key, which DuckDB pushes into the scan (an IN list it applies after reading
-  // every posting), as integer literals (computed here, so safe to inline) that compare as
-  // BIGINT. The LIMIT, far above any possible count, only stops the optimizer from pushing
-  // the visibility filter into the scan, which kept it from using the key's index for rare
-  // terms. `DISTINCT` keys: a key collision of two query terms must not read postings twice.
+  // The postings of the query's term keys, read before anything else filters them, in one
+  // scan: a join with the keys as a VALUES list (an `IN` list DuckDB applied only after
+  // reading every column of every posting; one scan per key read the table once per key;
+  // joining on the key and the term compared the term of far more postings). The keys are
+  // integers computed here, so safe to inline. Distinct keys: a key collision of two query
+  // terms must not read postings twice; the terms are checked in `hits`.
   const keys = [...new Set(query.terms.map(termKey))];
   const matching = `matching AS MATERIALIZED (
-       ${keys
-         .map(
-           (key) =>
-             `(SELECT * FROM mnemo_postings WHERE term_key = ${key} LIMIT ${UNBOUNDED_LIMIT})`,
-         )
-         .join(' UNION ALL ')}
+       SELECT po.* EXCLUDE (term_key) FROM mnemo_postings po
+       JOIN (VALUES ${keys.map((key) => `(${key}::BIGINT)`).join(', ')}) query_keys(term_key)
+         ON po.term_key = query_keys.term_key
      )`;
   let sources: string;
   if (unfiltered) {
@@ -207,17 +204,20 @@ export async function searchVector(
     fixed === null
       ? `list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`
       : `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`;
-  // The top ids first, then their rows: only the winners fetch content and metadata.
+  // The top ids first, then their rows: only the winners fetch content and metadata. A NaN
+  // similarity (a zero vector) becomes NULL (DuckDB's NaN equals NaN) and sorts last, so the top holds every real score
+  // there is before any NULL, and NULLs are dropped only after the limit: a test on the score
+  // before it was pushed into the scan by DuckDB, which then computed each similarity twice.
   const rows = await s.all(
     `WITH top AS (
        SELECT id, score FROM (
-         SELECT r.id, round(${similarity}, ${SCORE_DIGITS}) AS score
+         SELECT r.id, nullif(round(${similarity}, ${SCORE_DIGITS}), 'NaN'::DOUBLE) AS score
          FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding')}) r
          WHERE r.embedding IS NOT NULL
-       ) scored
-       WHERE score IS NOT NULL AND NOT isnan(score)
-       ORDER BY score DESC, id ASC
-       LIMIT ${p.scalar(query.limit)}
+         ORDER BY score DESC NULLS LAST, r.id ASC
+         LIMIT ${p.scalar(query.limit)}
+       ) ranked
+       WHERE score IS NOT NULL
      )
      SELECT ${RECORD_COLUMNS}, top.score
      FROM top JOIN mnemo_records r ON r.id = top.id
@@ -363,12 +363,19 @@ export async function findLiveDuplicates(
  * computes it that way). Postings are found by key, then checked by term.
  */
 export function termKey(term: string): number {
-  const digest = createHash('md5').update(term, 'utf8').digest();
-  return digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+  let key = termKeys.get(term);
+  if (key === undefined) {
+    const digest = createHash('md5').update(term, 'utf8').digest();
+    key = digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+    if (termKeys.size >= MAX_MEMOIZED_TERMS) termKeys.clear();
+    termKeys.set(term, key);
+  }
+  return key;
 }
 
-/** A LIMIT no result reaches (2^62), used only as an optimizer fence. */
-const UNBOUNDED_LIMIT = '4611686018427387904';
+/** Terms whose key `termKey` remembers (hashing is most of the cost of writing postings). */
+const MAX_MEMOIZED_TERMS = 100_000;
+const termKeys = new Map<string, number>();
 
 const bigint = (value: number | null): bigint | null => (value === null ? null : BigInt(value));
 const millis = (value: Date | null): bigint | null =>
