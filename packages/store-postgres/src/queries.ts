@@ -39,6 +39,14 @@ import {
  */
 const SCORE_DIGITS = 10;
 
+/**
+ * `score` rounded to `SCORE_DIGITS` decimals in float8 arithmetic, as DuckDB's
+ * `round(x, 10)` computes it (`round(x · 10¹⁰) / 10¹⁰`). Rounding through
+ * `numeric` cost more than the cosine itself at 100k records, and differed
+ * from DuckDB in about 3 of a million values.
+ */
+const rounded = (score: string) => `(round((${score}) * 1e${SCORE_DIGITS}) / 1e${SCORE_DIGITS})`;
+
 function toVisible(row: Row): VisibleRecord {
   return {
     record: rowToRecord(row),
@@ -99,8 +107,8 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
   return `df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
-              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))::numeric, ${SCORE_DIGITS})::float8 AS score
+              ${rounded(`sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))`)} AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
      ),
@@ -228,7 +236,7 @@ export async function searchVector(
   const rows = await s.all(
     `WITH top AS MATERIALIZED (
        SELECT id, score FROM (
-         SELECT r.id, round((${similarity})::numeric, ${SCORE_DIGITS})::float8 AS score
+         SELECT r.id, ${rounded(similarity)} AS score
          FROM ${s.schema}.mnemo_records r
          WHERE NOT r.is_plan AND r.embedding IS NOT NULL
            AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
