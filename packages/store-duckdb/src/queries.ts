@@ -198,23 +198,35 @@ export async function searchVector(
   query: VectorQuery,
   fixed: number | null,
 ): Promise<ScoredRecord[]> {
+  // A zero vector has no direction, so nothing is similar to it (NaN, as PostgreSQL has it),
+  // but DuckDB's cosine functions return -1 for it: a zero query finds nothing, and a stored
+  // zero vector scores NULL (its norm is computed only when its similarity is exactly -1).
+  if (query.vector.every((x) => x === 0)) return [];
   const p = new Params();
   const vector = p.floats(query.vector);
-  const similarity =
+  const [similarity, innerProduct] =
     fixed === null
-      ? `list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`
-      : `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`;
-  // The top ids first, then their rows: only the winners fetch content and metadata. A NaN
-  // similarity (a zero vector) becomes NULL (DuckDB's NaN equals NaN) and sorts last, so the top holds every real score
-  // there is before any NULL, and NULLs are dropped only after the limit: a test on the score
-  // before it was pushed into the scan by DuckDB, which then computed each similarity twice.
+      ? [`list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`, 'list_inner_product']
+      : [
+          `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`,
+          'array_inner_product',
+        ];
+  // The top ids first, then their rows: only the winners fetch content and metadata. A NULL
+  // score sorts last, so the top holds every real score there is before any NULL, and NULLs
+  // are dropped only after the limit: a test on the score before it was pushed into the scan
+  // by DuckDB, which then computed each similarity twice.
   const rows = await s.all(
     `WITH top AS (
        SELECT id, score FROM (
-         SELECT r.id, nullif(round(${similarity}, ${SCORE_DIGITS}), 'NaN'::DOUBLE) AS score
-         FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding')}) r
-         WHERE r.embedding IS NOT NULL
-         ORDER BY score DESC NULLS LAST, r.id ASC
+         SELECT id,
+                CASE WHEN similarity = -1 AND ${innerProduct}(embedding, embedding) = 0 THEN NULL
+                     ELSE nullif(round(similarity, ${SCORE_DIGITS}), 'NaN'::DOUBLE) END AS score
+         FROM (
+           SELECT r.id, r.embedding, ${similarity} AS similarity
+           FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding')}) r
+           WHERE r.embedding IS NOT NULL
+         ) scored
+         ORDER BY score DESC NULLS LAST, id ASC
          LIMIT ${p.scalar(query.limit)}
        ) ranked
        WHERE score IS NOT NULL

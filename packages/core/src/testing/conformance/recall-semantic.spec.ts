@@ -42,6 +42,37 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       }
     });
 
+    it('never returns a record whose similarity is undefined (a zero vector), even when it would fill the limit', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      // Only stop words: no terms, so the hash embedder gives a zero vector (cosine NaN).
+      const zero = ['the and of', 'to be or not', 'it is what it is', 'we were there'];
+      for (const content of zero) await a.remember({ content });
+      const ids = [];
+      for (const content of CORPUS) ids.push((await a.remember({ content })).id);
+      const vectors = await embedder.embed(CORPUS);
+      const [query] = await embedder.embed(['mountain hiking trails']);
+      const expected = ids
+        .map((id, i) => ({
+          id,
+          score: cosineReference(query as Float32Array, vectors[i] as Float32Array),
+        }))
+        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+      for (const limit of [1, 2, 100]) {
+        const result = await a.recall({
+          query: 'mountain hiking trails',
+          strategy: 'semantic',
+          limit,
+        });
+        expect(result.hits.map((hit) => hit.record.id)).toEqual(
+          expected.slice(0, limit).map((e) => e.id),
+        );
+      }
+      // A query with no terms has a zero vector: nothing is similar to it.
+      expect((await a.recall({ query: 'what is it', strategy: 'semantic' })).hits).toEqual([]);
+    });
+
     it('fuses lexical, semantic and recency with RRF (k = 60) and explains every lane', async () => {
       const embedder = createHashEmbedder({ dimensions: 32 });
       const { engine, clock } = await h.open({ embedder });
