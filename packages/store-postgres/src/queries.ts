@@ -230,21 +230,22 @@ export async function searchVector(
   const similarity = pgvector
     ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
     : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
-  // The top ids first, then their rows: only the winners fetch content and metadata.
-  // `OFFSET 0` keeps the subquery from being flattened: flattened, PostgreSQL computed the
-  // similarity three times per record (for the score and for each of the two tests on it).
+  // The top ids first, then their rows: only the winners fetch content and metadata. The
+  // visible records are `visibleRecords`' two branches, so the big one (owned, global and
+  // public records) is a parallel scan: a grant test inside one predicate is a correlated
+  // subplan, which kept PostgreSQL from scanning in parallel. A NaN similarity (a zero
+  // vector) or a NULL one (no embedding) is NULL and sorts last, so the top holds every real
+  // score there is before any NULL, and NULLs are dropped only after the limit: a test on the
+  // score before it made PostgreSQL compute the similarity once more per test.
+  const score = `nullif(${rounded(similarity)}, 'NaN'::float8) AS score`;
   const rows = await s.all(
     `WITH top AS MATERIALIZED (
        SELECT id, score FROM (
-         SELECT r.id, ${rounded(similarity)} AS score
-         FROM ${s.schema}.mnemo_records r
-         WHERE NOT r.is_plan AND r.embedding IS NOT NULL
-           AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
-         OFFSET 0
-       ) scored
-       WHERE score IS NOT NULL AND score <> 'NaN'::float8
-       ORDER BY score DESC, id COLLATE "C" ASC
-       LIMIT ${p.add(query.limit, '::int')}
+         SELECT id, score FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, `r.id, ${score}`)}) visible
+         ORDER BY score DESC NULLS LAST, id COLLATE "C" ASC
+         LIMIT ${p.add(query.limit, '::int')}
+       ) ranked
+       WHERE score IS NOT NULL
      )
      SELECT ${RECORD_COLUMNS}, top.score
      FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
