@@ -15,6 +15,19 @@ import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
 
+/** The name the store's file is attached under. */
+const CATALOG = 'mnemo';
+
+/**
+ * Rows per row group, DuckDB's unit of parallel work (default 122,880): with
+ * the default, a table of 100,000 records was one row group, scanned by one
+ * thread; in groups of 16,384 a vector search at 100k records runs on every
+ * core (157 ms to 93 ms on two) and finer zone maps skip more of a scan.
+ */
+const ROW_GROUP_SIZE = 16_384;
+
+const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
 export interface DuckDBStoreOptions {
   /** A database file (created if missing) or `':memory:'`. */
   path: string;
@@ -94,8 +107,14 @@ class DuckDBStore implements MemoryStore {
 
   private async open(): Promise<void> {
     try {
-      this.instance = await DuckDBInstance.create(this.options.path, this.options.config);
-      this.writer = new Session(await this.instance.connect());
+      // The file is attached to an in-memory instance because only ATTACH sets the row
+      // group size (see ROW_GROUP_SIZE); every connection then makes it its default.
+      this.instance = await DuckDBInstance.create(':memory:', this.options.config);
+      const connection = await this.instance.connect();
+      await connection.run(
+        `ATTACH ${sqlString(this.options.path)} AS ${CATALOG} (ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`,
+      );
+      this.writer = await Session.open(this.instance, CATALOG, connection);
     } catch (error) {
       throw mapDuckDBError(error, `opening ${this.options.path}`);
     }
@@ -161,7 +180,7 @@ class DuckDBStore implements MemoryStore {
     let session = this.idle.pop();
     if (session === undefined) {
       try {
-        session = new Session(await instance.connect());
+        session = await Session.open(instance, CATALOG);
       } catch (error) {
         throw mapDuckDBError(error, 'connecting');
       }

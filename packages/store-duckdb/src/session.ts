@@ -1,4 +1,4 @@
-import type { DuckDBConnection, JS } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, JS } from '@duckdb/node-api';
 import { mapDuckDBError } from './errors.js';
 import type { Params } from './sql.js';
 
@@ -7,6 +7,17 @@ export type Row = Record<string, JS>;
 /** One DuckDB connection, with driver errors mapped to MnemoError. */
 export class Session {
   constructor(readonly connection: DuckDBConnection) {}
+
+  /** A session on `connection` (a new one of `instance` if not given) whose default database is `catalog`. */
+  static async open(
+    instance: DuckDBInstance,
+    catalog: string,
+    connection?: DuckDBConnection,
+  ): Promise<Session> {
+    const session = new Session(connection ?? (await instance.connect()));
+    await session.exec(`USE ${catalog}`);
+    return session;
+  }
 
   async exec(sql: string, params?: Params): Promise<void> {
     try {
