@@ -511,7 +511,7 @@ export async function insertRecords(
   ]);
   // Only live records have postings (an imported deleted record has no terms anyway).
   const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
-    r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
+    r.deletedAt !== null ? [] : terms.map(({ term, tf }) => ({ term, tf, r, docLength })),
   );
   await appendRows(s, 'mnemo_postings', [
     column(

@@ -15,7 +15,12 @@ export class Session {
     connection?: DuckDBConnection,
   ): Promise<Session> {
     const session = new Session(connection ?? (await instance.connect()));
-    await session.exec(`USE ${catalog}`);
+    try {
+      await session.exec(`USE ${catalog}`);
+    } catch (error) {
+      session.connection.closeSync();
+      throw error;
+    }
     return session;
   }
 

@@ -502,7 +502,7 @@ export async function insertRecords(
   // Postings only for live records (an imported deleted record has none anyway), each with
   // what BM25 and visibility need of its record (see migration 3).
   const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
-    r.deletedAt !== null ? [] : terms.map((t) => ({ ...t, r, docLength })),
+    r.deletedAt !== null ? [] : terms.map(({ term, tf }) => ({ term, tf, r, docLength })),
   );
   if (postings.length > 0) {
     statements.push(
