@@ -104,18 +104,13 @@ export function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRe
 function scoreAndFetch(s: Session, p: Params, limit: number): string {
   const k1 = p.add(BM25_K1, '::float8');
   const b = p.add(BM25_B, '::float8');
-  // Each hit carries its term's document frequency as a window count, so the hits are read
-  // once and grouped once (a separate `df` aggregate joined back read them twice: about a
-  // third of the query at 100k records); the postings index yields them in term order.
-  return `weighted AS (
-       SELECT h.record_id, h.tf, h.dl, count(*) OVER (PARTITION BY h.term)::float8 AS df FROM hits h
-     ),
+  return `df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
      scored AS (
-       SELECT w.record_id,
-              ${rounded(`sum(ln(1 + (st.n - w.df + 0.5) / (w.df + 0.5))
-                  * w.tf * (${k1} + 1) / (w.tf + ${k1} * (1 - ${b} + ${b} * w.dl / st.avgdl)))`)} AS score
-       FROM weighted w CROSS JOIN stats st
-       GROUP BY w.record_id
+       SELECT h.record_id,
+              ${rounded(`sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
+                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))`)} AS score
+       FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
+       GROUP BY h.record_id
      ),
      -- The top ids first, so only they fetch their rows (content, metadata, embedding).
      top AS MATERIALIZED (
@@ -168,7 +163,7 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
               CASE WHEN coalesce(sum(n), 0) = 0 THEN 0 ELSE (sum(len)::numeric / sum(n))::float8 END AS avgdl
        FROM counted
      ),
-     hits AS (
+     hits AS MATERIALIZED (
        SELECT po.record_id, po.term, po.tf::float8 AS tf, po.doc_length::float8 AS dl
        FROM ${s.schema}.mnemo_postings po
        WHERE po.term = ANY(${p.texts(query.terms)}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
@@ -188,8 +183,8 @@ async function lexicalOverRecords(s: Session, query: LexicalQuery): Promise<Scor
   const rows = await s.all(
     // The visible set is written out twice rather than shared through one CTE, so the postings
     // join can use the records' primary key (joining a materialized list of 100k visible ids
-    // sorted them all); `stats` is MATERIALIZED because, inlined, PostgreSQL recomputed the
-    // collection statistics once per matching posting (seconds at 5k rows).
+    // sorted them all); `stats` and `df` are MATERIALIZED because, inlined, PostgreSQL
+    // recomputed the collection statistics once per matching posting (seconds at 5k rows).
     `WITH stats AS MATERIALIZED (
        SELECT count(*)::float8 AS n, coalesce(avg(v.doc_length), 0)::float8 AS avgdl
        FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, 'r.doc_length')}) v
