@@ -1,5 +1,6 @@
 import { createEngine } from '../../engine/create-engine.js';
 import { DEFAULT_LANE_WEIGHTS, RRF_K } from '../../engine/fusion.js';
+import type { Embedder } from '../../ports/embedder.js';
 import { cosineReference } from '../bm25-reference.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
@@ -12,6 +13,27 @@ const CORPUS = [
   'hiking boots for wet trails',
 ];
 
+/**
+ * The records of `CORPUS` (stored as `ids`, in order) ranked for `query` by
+ * the reference cosine, best first, ties by id; records with no defined
+ * similarity are left out.
+ */
+async function referenceRanking(
+  embedder: Embedder,
+  ids: readonly string[],
+  query: string,
+): Promise<{ id: string; score: number }[]> {
+  const vectors = await embedder.embed(CORPUS);
+  const [vector] = await embedder.embed([query]);
+  return ids
+    .map((id, i) => ({
+      id,
+      score: cosineReference(vector as Float32Array, vectors[i] as Float32Array),
+    }))
+    .filter((e) => Number.isFinite(e.score))
+    .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+}
+
 export function recallSemanticSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
   describe('recall: semantic and hybrid', () => {
@@ -21,15 +43,7 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       const a = engine.as('agent-a');
       const ids = [];
       for (const content of CORPUS) ids.push((await a.remember({ content })).id);
-      const vectors = await embedder.embed(CORPUS);
-      const [query] = await embedder.embed(['mountain hiking trails']);
-      const expected = ids
-        .map((id, i) => ({
-          id,
-          score: cosineReference(query as Float32Array, vectors[i] as Float32Array),
-        }))
-        .filter((e) => Number.isFinite(e.score))
-        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+      const expected = await referenceRanking(embedder, ids, 'mountain hiking trails');
       const result = await a.recall({
         query: 'mountain hiking trails',
         strategy: 'semantic',
@@ -51,14 +65,7 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       for (const content of zero) await a.remember({ content });
       const ids = [];
       for (const content of CORPUS) ids.push((await a.remember({ content })).id);
-      const vectors = await embedder.embed(CORPUS);
-      const [query] = await embedder.embed(['mountain hiking trails']);
-      const expected = ids
-        .map((id, i) => ({
-          id,
-          score: cosineReference(query as Float32Array, vectors[i] as Float32Array),
-        }))
-        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+      const expected = await referenceRanking(embedder, ids, 'mountain hiking trails');
       for (const limit of [1, 2, 100]) {
         const result = await a.recall({
           query: 'mountain hiking trails',
