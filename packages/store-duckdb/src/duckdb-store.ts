@@ -11,6 +11,7 @@ import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
+import { DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
@@ -42,6 +43,12 @@ export interface DuckDBStoreOptions {
    * of all others (`DIMENSION_MISMATCH` otherwise).
    */
   vectorDimensions?: number;
+  /**
+   * How many new postings (one per distinct term of a record) accumulate in
+   * write order before they are sorted by term into the lexical index
+   * (default 131,072, about 8,000 records). See "Lexical index" in the README.
+   */
+  postingsRunSize?: number;
 }
 
 /**
@@ -63,6 +70,12 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   ) {
     throw new MnemoError('INVALID_INPUT', 'vectorDimensions: must be an integer from 1 to 65535', {
       details: { field: 'vectorDimensions' },
+    });
+  }
+  const runSize = options.postingsRunSize;
+  if (runSize !== undefined && (!Number.isInteger(runSize) || runSize < 1)) {
+    throw new MnemoError('INVALID_INPUT', 'postingsRunSize: must be a positive integer', {
+      details: { field: 'postingsRunSize' },
     });
   }
   return new DuckDBStore(options);
@@ -89,6 +102,9 @@ class DuckDBStore implements MemoryStore {
   // is enough (a prefix collision or a deleted record only costs the lookup), and this process
   // is the file's only writer, so the set stays a superset as it adds what it inserts.
   private dedupKeys: Set<number> | null = null;
+  // Postings committed to `mnemo_postings` since they were last sorted (deletes not subtracted).
+  private freshPostings = 0;
+  private sorting = false;
   private closed = false;
   // Tail of the queue of transactions on the writer connection.
   private queue: Promise<unknown> = Promise.resolve();
@@ -147,6 +163,37 @@ class DuckDBStore implements MemoryStore {
     const size = /^FLOAT\[(\d+)\]$/.exec(String(column?.data_type ?? ''))?.[1];
     this.fixedDimensions = size === undefined ? null : Number(size);
     await planQueries.loadPlanIndex(writer, this.plans);
+    this.freshPostings = await queries.countFreshPostings(writer);
+    // A file written before the sorted table existed, or closed with a full run pending.
+    if (this.freshPostings >= this.runSize) await this.sortPostings(writer);
+  }
+
+  private get runSize(): number {
+    return this.options.postingsRunSize ?? DEFAULT_RUN_POSTINGS;
+  }
+
+  /** Sorts the fresh postings into a run (see postings-runs.ts), in a transaction of its own. */
+  private async sortPostings(writer: Session): Promise<void> {
+    await this.inTransaction(writer, () => sortFreshPostings(writer, this.runSize));
+    this.freshPostings = 0;
+  }
+
+  /**
+   * Queues the sorting of the fresh postings behind the writes already queued
+   * once a run's worth has committed. It is not part of any caller's write: if
+   * it fails, it rolls back, nothing is lost, and the next write queues it again.
+   */
+  private scheduleSorting(writer: Session): void {
+    if (this.sorting || this.freshPostings < this.runSize) return;
+    this.sorting = true;
+    const run = this.queue.then(async () => {
+      try {
+        if (!this.closed) await this.sortPostings(writer);
+      } finally {
+        this.sorting = false;
+      }
+    });
+    this.queue = run.catch(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -225,7 +272,7 @@ class DuckDBStore implements MemoryStore {
       const advanced = new Map<string, AuditHead>();
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
-      const seen = { dimensions: this.dimensions };
+      const seen = { dimensions: this.dimensions, postings: 0 };
       const result = await this.inTransaction(writer, () =>
         fn(
           transactionOn(writer, {
@@ -240,6 +287,8 @@ class DuckDBStore implements MemoryStore {
       );
       for (const [chain, head] of advanced) this.heads.set(chain, head);
       this.dimensions = seen.dimensions;
+      this.freshPostings += seen.postings;
+      this.scheduleSorting(writer);
       for (const change of planChanges) {
         if (change.kind === 'add') this.plans.add(change.id, change.plan);
         else if (change.kind === 'remove') this.plans.remove(change.id);
@@ -307,8 +356,8 @@ interface TransactionState {
   committed: ReadonlyMap<string, AuditHead>;
   /** Chain heads this transaction advanced. */
   advanced: Map<string, AuditHead>;
-  /** The embedding size this transaction saw. */
-  seen: { dimensions: number | null };
+  /** The embedding size this transaction saw, and the postings it wrote. */
+  seen: { dimensions: number | null; postings: number };
   /** The store's superset of dedup keys. */
   dedupKeys: () => Promise<Set<number>>;
   /** Plan index changes this transaction made, applied once it commits. */
@@ -342,7 +391,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     insertRecords: async (records) => {
       const known = await state.dedupKeys();
       for (const { dedupKey } of records) known.add(dedupPrefix(dedupKey));
-      await queries.insertRecords(s, records, fixedDimensions);
+      seen.postings += await queries.insertRecords(s, records, fixedDimensions);
       for (const { record, isPlan, planTokens } of records) {
         if (isPlan && planTokens !== null && record.deletedAt === null) {
           planChanges.push({

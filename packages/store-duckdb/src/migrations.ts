@@ -149,4 +149,28 @@ export const MIGRATIONS: readonly Migration[] = [
     // them, and every checkpoint to save them (1.5M term keys at 100k records).
     statements: () => ['DROP INDEX mnemo_postings_term_key', 'DROP INDEX mnemo_records_agent'],
   },
+  {
+    version: 5,
+    name: 'postings sorted by term key, in runs',
+    // Postings are written in arrival order to `mnemo_postings`, where a term's postings are
+    // spread over the whole table, so a lexical search read every row group. Once enough have
+    // accumulated they move here, sorted by term key, as one run (`run`); runs of a size are
+    // merged (see postings-runs.ts). DuckDB skips the row groups whose term key range misses
+    // the query's keys, so a search reads a few row groups per run. No index: a row group's
+    // min/max is the index, and deletes (forget, redact) scan `record_id`.
+    statements: () => [
+      `CREATE TABLE mnemo_postings_sorted (
+        record_id VARCHAR NOT NULL,
+        term VARCHAR NOT NULL,
+        tf INTEGER NOT NULL,
+        term_key BIGINT NOT NULL,
+        agent_id VARCHAR NOT NULL,
+        org_key VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL,
+        expires_at BIGINT,
+        doc_length INTEGER NOT NULL,
+        run INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];

@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createEngine, termFrequencies } from '@mnemo/core';
+import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDuckDBStore } from '../src/index.js';
+import { MERGE_FANOUT, runsToMerge, sizeClass } from '../src/postings-runs.js';
+
+let folder: string;
+const cleanup: (() => unknown)[] = [];
+
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-runs-'));
+});
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+function open(path: string, postingsRunSize?: number) {
+  const store = createDuckDBStore({ path, postingsRunSize });
+  cleanup.push(() => store.close());
+  const engine = createEngine({
+    store,
+    clock: createManualClock('2026-01-01T00:00:00.000Z'),
+    ids: createSequentialIds(),
+  });
+  return { store, engine };
+}
+
+async function query<T>(path: string, sql: string): Promise<T[]> {
+  const instance = await DuckDBInstance.create(path);
+  const connection = await instance.connect();
+  try {
+    const rows = (await connection.runAndReadAll(sql)).getRowObjectsJS();
+    return JSON.parse(
+      JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value)),
+    ) as T[];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+const WORDS = ['river', 'stone', 'lamp', 'garden', 'violin', 'harbor', 'maple', 'comet', 'quill'];
+/** 60 texts of four to seven words, so most terms recur across records. */
+const TEXTS = Array.from(
+  { length: 60 },
+  (_, i) =>
+    Array.from({ length: 4 + (i % 4) }, (_, k) => WORDS[(i * 5 + k * 7) % WORDS.length]).join(' ') +
+    ` note${i}`,
+);
+const QUERIES = ['river lamp', 'garden violin comet', 'note7 stone', 'maple', 'quill harbor river'];
+
+describe('runsToMerge', () => {
+  it('merges the oldest four runs of the smallest size class that has four', () => {
+    expect(sizeClass(99, 100)).toBe(0);
+    expect(sizeClass(399, 100)).toBe(0);
+    expect(sizeClass(400, 100)).toBe(1);
+    expect(sizeClass(1600, 100)).toBe(2);
+    const runs = (sizes: number[]) => sizes.map((postings, i) => ({ run: i + 1, postings }));
+    expect(runsToMerge(runs([100, 120, 90]), 100)).toBeNull();
+    expect(runsToMerge(runs([500, 100, 120, 90, 130, 110]), 100)).toEqual([2, 3, 4, 5]);
+    expect(runsToMerge(runs([500, 450, 100, 600, 700]), 100)).toEqual([1, 2, 4, 5]);
+    expect(runsToMerge(runs([2000, 500, 450, 600, 1700, 100]), 100)).toBeNull();
+  });
+});
+
+describe('DuckDB postings sorted by term, in runs', () => {
+  it('moves every posting exactly once, keeps each run in term key order and merges runs of a size', async () => {
+    const path = join(folder, 'runs.duckdb');
+    const sorted = open(path, 40);
+    const unsorted = open(join(folder, 'unsorted.duckdb'));
+    await sorted.engine.init();
+    await unsorted.engine.init();
+    for (const content of TEXTS) {
+      await sorted.engine.as('agent-a').remember({ content });
+      await unsorted.engine.as('agent-a').remember({ content });
+    }
+    for (const query of QUERIES) {
+      const hits = async (engine: typeof sorted.engine) =>
+        (await engine.as('agent-a').recall({ query, strategy: 'lexical' })).hits.map((hit) => [
+          hit.record.id,
+          hit.score,
+        ]);
+      expect(await hits(sorted.engine)).toEqual(await hits(unsorted.engine));
+    }
+    const forgotten = (await sorted.engine.as('agent-a').recall({ query: 'note7' })).hits[0]
+      ?.record;
+    expect(forgotten?.content).toBe(TEXTS[7]);
+    await sorted.engine.as('agent-a').forget({ ids: [forgotten?.id as string] });
+    await sorted.store.close();
+
+    const expected = TEXTS.flatMap((content, i) =>
+      i === 7 ? [] : termFrequencies(content).terms.map(({ term, tf }) => `${term}:${tf}`),
+    ).sort();
+    const stored = await query<{ posting: string }>(
+      path,
+      `SELECT term || ':' || tf AS posting FROM mnemo_postings
+       UNION ALL SELECT term || ':' || tf FROM mnemo_postings_sorted ORDER BY 1`,
+    );
+    expect(stored.map((row) => row.posting)).toEqual(expected);
+    const runs = await query<{ run: number; postings: number }>(
+      path,
+      'SELECT run, count(*) AS postings FROM mnemo_postings_sorted GROUP BY run ORDER BY run',
+    );
+    // Fewer than MERGE_FANOUT runs of any size class: the merges caught up.
+    const classes = runs.map((r) => sizeClass(r.postings, 40));
+    for (const tier of new Set(classes)) {
+      expect(classes.filter((c) => c === tier).length).toBeLessThan(MERGE_FANOUT);
+    }
+    expect(runs.some((r) => r.postings >= 40 * MERGE_FANOUT)).toBe(true);
+    const [fresh] = await query<{ n: number }>(path, 'SELECT count(*) AS n FROM mnemo_postings');
+    expect(fresh?.n).toBeLessThan(40 + 8);
+    const descending = await query<{ n: number }>(
+      path,
+      `SELECT count(*) AS n FROM (
+         SELECT term_key < lag(term_key) OVER (PARTITION BY run ORDER BY rowid) AS down
+         FROM mnemo_postings_sorted
+       ) WHERE down`,
+    );
+    expect(descending).toEqual([{ n: 0 }]);
+  });
+
+  it('init() sorts the postings of a file written in write order', async () => {
+    const path = join(folder, 'old.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    for (const content of TEXTS.slice(0, 20))
+      await first.engine.as('agent-a').remember({ content });
+    await first.store.close();
+    const [before] = await query<{ n: number }>(path, 'SELECT count(*) AS n FROM mnemo_postings');
+    expect(before?.n).toBeGreaterThan(30);
+
+    const second = open(path, 30);
+    await second.engine.init();
+    await second.store.close();
+    expect(await query(path, 'SELECT count(*) AS n FROM mnemo_postings')).toEqual([{ n: 0 }]);
+    expect(
+      await query(path, 'SELECT run, count(*) AS n FROM mnemo_postings_sorted GROUP BY run'),
+    ).toEqual([{ run: 1, n: before?.n }]);
+  });
+
+  it('rejects a run size that is not a positive integer', () => {
+    for (const postingsRunSize of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createDuckDBStore({ path: ':memory:', postingsRunSize })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field: 'postingsRunSize' } }),
+      );
+    }
+  });
+});
