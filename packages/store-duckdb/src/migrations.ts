@@ -154,10 +154,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'postings sorted by term key, in runs',
     // Postings are written in arrival order to `mnemo_postings`, where a term's postings are
     // spread over the whole table, so a lexical search read every row group. Once enough have
-    // accumulated they move here, sorted by term key, as one run (`run`); runs of a size are
+    // accumulated they move here, sorted by term key, as one run (`run`); small runs are
     // merged (see postings-runs.ts). DuckDB skips the row groups whose term key range misses
     // the query's keys, so a search reads a few row groups per run. No index: a row group's
-    // min/max is the index, and deletes (forget, redact) scan `record_id`.
+    // min/max is the index. Deletes (forget, redact) find a record's postings by `record_key`
+    // (its id's key, computed like the term key): comparing 1.6M integers instead of 1.6M
+    // ids took a forget at 100k records from 82 to 40 ms (31 ms with no sorted table).
     statements: () => [
       `CREATE TABLE mnemo_postings_sorted (
         record_id VARCHAR NOT NULL,
@@ -169,8 +171,12 @@ export const MIGRATIONS: readonly Migration[] = [
         scope VARCHAR NOT NULL,
         expires_at BIGINT,
         doc_length INTEGER NOT NULL,
+        record_key BIGINT NOT NULL,
         run INTEGER NOT NULL
       )`,
+      // The fresh postings now hold at most a run or so: a forget scans them faster than
+      // every write and checkpoint paid to index their record ids.
+      'DROP INDEX mnemo_postings_record',
     ],
   },
 ];

@@ -125,7 +125,8 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
        ${keys
          .map(
            (key) => `UNION ALL
-       SELECT ps.* EXCLUDE (term_key, run) FROM mnemo_postings_sorted ps WHERE ps.term_key = ${key}`,
+       SELECT ps.* EXCLUDE (term_key, record_key, run) FROM mnemo_postings_sorted ps
+       WHERE ps.term_key = ${key}`,
          )
          .join('\n       ')}
      )`;
@@ -379,15 +380,21 @@ export async function findLiveDuplicates(
 }
 
 /**
- * A term's integer key: the top 53 bits of the lower 64 bits of its MD5,
- * equal to DuckDB's `(md5_number_lower(term) >> 11)::BIGINT` (migration 3
- * computes it that way). Postings are found by key, then checked by term.
+ * A string's integer key: the top 53 bits of the lower 64 bits of its MD5,
+ * equal to DuckDB's `(md5_number_lower(text) >> 11)::BIGINT` (migrations 3 and
+ * 5 compute term and record keys that way). Rows are found by key, then
+ * checked by the string itself.
  */
+function md5Key(text: string): number {
+  const digest = createHash('md5').update(text, 'utf8').digest();
+  return digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+}
+
+/** A term's key (`md5Key`), memoized. Postings are found by key, then checked by term. */
 export function termKey(term: string): number {
   let key = termKeys.get(term);
   if (key === undefined) {
-    const digest = createHash('md5').update(term, 'utf8').digest();
-    key = digest.readUInt32LE(12) * 2 ** 21 + (digest.readUInt32LE(8) >>> 11);
+    key = md5Key(term);
     if (termKeys.size >= MAX_MEMOIZED_TERMS) termKeys.clear();
     termKeys.set(term, key);
   }
@@ -582,17 +589,28 @@ export async function countFreshPostings(s: Session): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** Above this many ids, a delete from the sorted postings compares every record id once. */
+const MAX_INLINE_RECORD_KEYS = 1024;
+
 async function deleteIndexRows(s: Session, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
   // A forgotten plan is never replayed again, so its stats go with its tokens.
-  for (const table of [
-    'mnemo_postings',
-    'mnemo_postings_sorted',
-    'mnemo_plan_tokens',
-    'mnemo_plan_stats',
-  ]) {
+  for (const table of ['mnemo_postings', 'mnemo_plan_tokens', 'mnemo_plan_stats']) {
     const p = new Params();
     await s.exec(`DELETE FROM ${table} WHERE record_id IN (SELECT unnest(${p.strings(ids)}))`, p);
   }
+  // The sorted postings have no record index: the ids' keys, inlined (integers computed
+  // here), are checked in the scan before any id is compared.
+  const p = new Params();
+  const keys =
+    ids.length > MAX_INLINE_RECORD_KEYS
+      ? 'TRUE'
+      : `record_key IN (${[...new Set(ids.map(md5Key))].join(', ')})`;
+  await s.exec(
+    `DELETE FROM mnemo_postings_sorted
+     WHERE ${keys} AND record_id IN (SELECT unnest(${p.strings(ids)}))`,
+    p,
+  );
 }
 
 export async function deleteRecords(
