@@ -381,9 +381,9 @@ export async function findLiveDuplicates(
 
 /**
  * A string's integer key: the top 53 bits of the lower 64 bits of its MD5,
- * equal to DuckDB's `(md5_number_lower(text) >> 11)::BIGINT` (migrations 3 and
- * 5 compute term and record keys that way). Rows are found by key, then
- * checked by the string itself.
+ * equal to DuckDB's `(md5_number_lower(text) >> 11)::BIGINT` (migration 3
+ * computes term keys that way, `sortFreshPostings` record keys). Rows are
+ * found by key, then checked by the string itself.
  */
 function md5Key(text: string): number {
   const digest = createHash('md5').update(text, 'utf8').digest();
