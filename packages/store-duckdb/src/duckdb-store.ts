@@ -11,7 +11,7 @@ import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
-import { DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
+import { countFreshPostings, DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
@@ -163,7 +163,7 @@ class DuckDBStore implements MemoryStore {
     const size = /^FLOAT\[(\d+)\]$/.exec(String(column?.data_type ?? ''))?.[1];
     this.fixedDimensions = size === undefined ? null : Number(size);
     await planQueries.loadPlanIndex(writer, this.plans);
-    this.freshPostings = await queries.countFreshPostings(writer);
+    this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
     if (this.freshPostings >= this.runSize) await this.sortPostings(writer);
   }

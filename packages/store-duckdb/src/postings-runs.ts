@@ -33,6 +33,12 @@ export function runsToMerge(runs: readonly Run[], runPostings: number): number[]
   return small.length >= MERGE_FANOUT ? small.slice(0, MERGE_FANOUT) : null;
 }
 
+/** Postings not sorted into a run yet. */
+export async function countFreshPostings(s: Session): Promise<number> {
+  const [row] = await s.all('SELECT count(*) AS n FROM mnemo_postings');
+  return Number(row?.n ?? 0);
+}
+
 async function listRuns(s: Session): Promise<Run[]> {
   const rows = await s.all(
     'SELECT run, count(*) AS postings FROM mnemo_postings_sorted GROUP BY run ORDER BY run',

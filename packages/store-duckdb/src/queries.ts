@@ -583,12 +583,6 @@ export async function insertRecords(
   return postings.length;
 }
 
-/** Postings not sorted into a run yet. */
-export async function countFreshPostings(s: Session): Promise<number> {
-  const [row] = await s.all('SELECT count(*) AS n FROM mnemo_postings');
-  return Number(row?.n ?? 0);
-}
-
 /** Above this many ids, a delete from the sorted postings compares every record id once. */
 const MAX_INLINE_RECORD_KEYS = 1024;
 
