@@ -1,10 +1,14 @@
+import { createEngine } from '../../engine/create-engine.js';
+import type { Embedder } from '../../ports/embedder.js';
+import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function rememberManySpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
   describe('rememberMany', () => {
     it('writes every record and one chained audit event each, in input order, across chunks', async () => {
-      const { engine, store } = await h.open();
+      const embedder = createHashEmbedder({ dimensions: 16 });
+      const { engine, store } = await h.open({ embedder });
       const a = engine.as('agent-a');
       const existing = await a.remember({ content: 'already here' });
       const inputs = Array.from({ length: 1203 }, (_, i) => ({
@@ -26,6 +30,11 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       });
       expect(listed).toHaveLength(1 + 1201);
       expect((await a.get(results[5]?.id as string)).tags).toEqual(['t2']);
+      // Each record holds its own vector, exactly, on either side of a chunk boundary.
+      for (const i of [0, 499, 500, 1201]) {
+        const [vector] = await embedder.embed([`bulk note ${i}`]);
+        expect((await a.get(results[i]?.id as string)).embedding).toEqual(vector);
+      }
       const verification = await engine.verifyAudit();
       expect([verification.ok, verification.events, verification.heads[0]?.seq]).toEqual([
         true,
@@ -37,6 +46,53 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         [existing.id],
         ...ids.slice(0, 4).map((id) => [id]),
       ]);
+    });
+
+    it('fails with the first failing chunk: the chunks before it stay committed, later ones are never embedded', async () => {
+      const hash = createHashEmbedder({ dimensions: 8 });
+      const embedded: string[] = [];
+      const embedder: Embedder = {
+        ...hash,
+        async embed(texts) {
+          embedded.push(...texts);
+          if (texts.includes('bulk note 700')) throw new Error('model unavailable');
+          return hash.embed(texts);
+        },
+      };
+      const { engine, store } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      await expect(a.rememberMany(inputs)).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+      const listed = await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
+      expect(listed.map((v) => v.record.content).sort()).toEqual(
+        inputs.slice(0, 500).map((input) => input.content).sort(),
+      );
+      expect(embedded.includes('bulk note 1000')).toBe(false);
+      const verification = await engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 500]);
+    });
+
+    it('writes no later chunk once a chunk fails in the store', async () => {
+      const { engine, store, clock } = await h.open({
+        embedder: createHashEmbedder({ dimensions: 8 }),
+      });
+      await engine.as('agent-a').remember({ content: 'eight dimensions' });
+      const before = await store.readAudit({ limit: 10 });
+      // A 16-dimensional engine on the same store: its first chunk fails inside the transaction.
+      const other = createEngine({ store, clock, embedder: createHashEmbedder({ dimensions: 16 }) });
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      await expect(other.as('agent-a').rememberMany(inputs)).rejects.toMatchObject({
+        code: 'DIMENSION_MISMATCH',
+      });
+      expect(await store.readAudit({ limit: 10 })).toEqual(before);
+      const listed = await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
+      expect(listed.map((v) => v.record.content)).toEqual(['eight dimensions']);
     });
 
     it('validates every input first: one bad input fails the call, names its index, writes nothing', async () => {
