@@ -16,6 +16,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { packVectors } from './binary.js';
 import { countPlanTokens, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
@@ -417,108 +418,107 @@ export async function insertRecords(
       'bigint',
     );
   // Lists (tags, plan tokens) travel as JSON text, since a PostgreSQL array parameter cannot be
-  // ragged; embeddings as pgvector / array literals, which the server parses far faster than JSON.
-  const embeddings = records.map((r) => {
-    if (r.embedding === null) return null;
-    const items = Array.from(r.embedding).join(',');
-    return pgvector ? `[${items}]` : `{${items}}`;
-  });
+  // ragged; embeddings as one binary real[] that each row slices its own out of.
+  const vectors = packVectors(records.map((r) => r.embedding));
+  const packed = p.add(vectors.array, '::real[]');
   const list = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(${column}::jsonb))`;
-  // One statement: the records, their postings and the statistics, as data-modifying CTEs.
+  // One statement: the records (read once, as `src`), their postings and the statistics, as
+  // data-modifying CTEs.
+  const source = `SELECT * FROM unnest(${column(
+    records.map((r) => r.id),
+    'text',
+  )}, ${column(
+    records.map((r) => r.agentId),
+    'text',
+  )}, ${column(
+    records.map((r) => r.orgId),
+    'text',
+  )}, ${column(
+    records.map((r) => r.content),
+    'text',
+  )}, ${column(
+    records.map((r) => r.memoryType),
+    'text',
+  )}, ${column(
+    records.map((r) => r.scope),
+    'text',
+  )}, ${column(
+    records.map((r) => r.importance),
+    'float8',
+  )}, ${column(
+    records.map((r) => JSON.stringify(r.tags)),
+    'text',
+  )}, ${column(
+    records.map((r) => JSON.stringify(r.metadata)),
+    'text',
+  )}, ${column(vectors.starts, 'int')}, ${column(vectors.lengths, 'int')}, ${column(
+    records.map((r) => r.contentHash),
+    'text',
+  )}, ${column(
+    inputs.map((i) => i.dedupKey),
+    'text',
+  )}, ${column(
+    inputs.map((i) => i.isPlan),
+    'boolean',
+  )}, ${column(
+    inputs.map((i) => i.docLength),
+    'int',
+  )}, ${column(
+    inputs.map((i) => (i.planTokens === null ? null : JSON.stringify(i.planTokens))),
+    'text',
+  )}, ${column(
+    inputs.map((i) => i.planTokens?.length ?? null),
+    'int',
+  )}, ${column(
+    records.map((r) => r.threadId),
+    'text',
+  )}, ${column(
+    records.map((r) => r.sourceType),
+    'text',
+  )}, ${millis(records.map((r) => r.createdAt))}, ${millis(records.map((r) => r.updatedAt))},
+       ${millis(records.map((r) => r.expiresAt))}, ${millis(records.map((r) => r.deletedAt))},
+       ${column(
+         records.map((r) => r.accessCount),
+         'bigint',
+       )}, ${millis(records.map((r) => r.lastAccessedAt))})
+     WITH ORDINALITY AS x(id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
+          embedding_start, embedding_length, content_hash, dedup_key, is_plan, doc_length, plan_tokens,
+          plan_token_count, thread_id, source_type, created_at, updated_at, expires_at, deleted_at, access_count,
+          last_accessed_at, n)`;
   const statements: string[] = [];
   statements.push(
     `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
        embedding, content_hash, dedup_key, is_plan, doc_length, plan_tokens, plan_token_keys, plan_token_count, thread_id,
        source_type, created_at, updated_at, expires_at, deleted_at, access_count, last_accessed_at)
      SELECT x.id, x.agent_id, x.org_id, x.content, x.memory_type, x.scope, x.importance, ${list('x.tags')},
-       x.metadata::jsonb, x.embedding::${pgvector ? 'vector' : 'real[]'}, x.content_hash, x.dedup_key, x.is_plan,
-       x.doc_length,
+       x.metadata::jsonb,
+       (${packed})[x.embedding_start : x.embedding_start + x.embedding_length - 1]::${pgvector ? 'vector' : 'real[]'},
+       x.content_hash, x.dedup_key, x.is_plan, x.doc_length,
        CASE WHEN x.plan_tokens IS NULL THEN NULL ELSE ${list('x.plan_tokens')} END,
        CASE WHEN x.plan_tokens IS NULL THEN NULL
             ELSE ARRAY(SELECT md5(t) FROM jsonb_array_elements_text(x.plan_tokens::jsonb) AS t) END,
        x.plan_token_count, x.thread_id, x.source_type, x.created_at, x.updated_at, x.expires_at, x.deleted_at,
        x.access_count, x.last_accessed_at
-     FROM unnest(${column(
-       records.map((r) => r.id),
-       'text',
-     )}, ${column(
-       records.map((r) => r.agentId),
-       'text',
-     )}, ${column(
-       records.map((r) => r.orgId),
-       'text',
-     )}, ${column(
-       records.map((r) => r.content),
-       'text',
-     )}, ${column(
-       records.map((r) => r.memoryType),
-       'text',
-     )}, ${column(
-       records.map((r) => r.scope),
-       'text',
-     )}, ${column(
-       records.map((r) => r.importance),
-       'float8',
-     )}, ${column(
-       records.map((r) => JSON.stringify(r.tags)),
-       'text',
-     )}, ${column(
-       records.map((r) => JSON.stringify(r.metadata)),
-       'text',
-     )}, ${column(embeddings, 'text')}, ${column(
-       records.map((r) => r.contentHash),
-       'text',
-     )}, ${column(
-       inputs.map((i) => i.dedupKey),
-       'text',
-     )}, ${column(
-       inputs.map((i) => i.isPlan),
-       'boolean',
-     )}, ${column(
-       inputs.map((i) => i.docLength),
-       'int',
-     )}, ${column(
-       inputs.map((i) => (i.planTokens === null ? null : JSON.stringify(i.planTokens))),
-       'text',
-     )}, ${column(
-       inputs.map((i) => i.planTokens?.length ?? null),
-       'int',
-     )}, ${column(
-       records.map((r) => r.threadId),
-       'text',
-     )}, ${column(
-       records.map((r) => r.sourceType),
-       'text',
-     )}, ${millis(records.map((r) => r.createdAt))}, ${millis(records.map((r) => r.updatedAt))},
-       ${millis(records.map((r) => r.expiresAt))}, ${millis(records.map((r) => r.deletedAt))},
-       ${column(
-         records.map((r) => r.accessCount),
-         'bigint',
-       )}, ${millis(records.map((r) => r.lastAccessedAt))})
-     AS x(id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata, embedding, content_hash,
-          dedup_key, is_plan, doc_length, plan_tokens, plan_token_count, thread_id, source_type, created_at,
-          updated_at, expires_at, deleted_at, access_count, last_accessed_at)`,
+     FROM src x`,
   );
   // Postings only for live records (an imported deleted record has none anyway), each with
-  // what BM25 and visibility need of its record (see migration 3).
-  const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
-    r.deletedAt !== null ? [] : terms.map(({ term, tf }) => ({ term, tf, r, docLength })),
+  // what BM25 and visibility need of its record (see migration 3), taken from `src` by the
+  // record's ordinal.
+  const postings = inputs.flatMap(({ record: r, terms }, index) =>
+    r.deletedAt !== null ? [] : terms.map(({ term, tf }) => ({ term, tf, n: index + 1 })),
   );
   if (postings.length > 0) {
     statements.push(
       `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
-       SELECT * FROM unnest(${p.texts(postings.map((x) => x.r.id))}, ${p.texts(postings.map((x) => x.term))},
-         ${p.add(
-           postings.map((x) => x.tf),
-           '::int[]',
-         )}, ${p.texts(postings.map((x) => x.r.agentId))}, ${p.texts(postings.map((x) => x.r.orgId ?? ''))},
-         ${p.texts(postings.map((x) => x.r.scope))}, ${p.add(
-           postings.map((x) => x.r.expiresAt?.getTime() ?? null),
-           '::bigint[]',
-         )}, ${p.add(
-           postings.map((x) => x.docLength),
-           '::int[]',
-         )})`,
+       SELECT x.id, t.term, t.tf, x.agent_id, coalesce(x.org_id, ''), x.scope, x.expires_at, x.doc_length
+       FROM unnest(${p.add(
+         postings.map((x) => x.n),
+         '::int[]',
+       )}, ${p.texts(postings.map((x) => x.term))}, ${p.add(
+         postings.map((x) => x.tf),
+         '::int[]',
+       )}) AS t(n, term, tf)
+       JOIN src x ON x.n = t.n`,
     );
   }
   const stats = addLexicalStats(
@@ -530,12 +530,8 @@ export async function insertRecords(
   );
   if (stats !== null) statements.push(stats);
   const last = statements.pop() as string;
-  await s.exec(
-    statements.length === 0
-      ? last
-      : `WITH ${statements.map((statement, index) => `w${index} AS (${statement})`).join(', ')} ${last}`,
-    p,
-  );
+  const writes = statements.map((statement, index) => `, w${index} AS (${statement})`).join('');
+  await s.exec(`WITH src AS (${source})${writes} ${last}`, p);
   await countPlanTokens(s, inputs);
 }
 
