@@ -54,6 +54,22 @@ export function stem(word: string): string {
   return LATIN_WORD.test(word) ? stemmer(word) : word;
 }
 
+/** Words whose term `analyze` remembers: vocabularies repeat, and stemming is most of its cost. */
+const MAX_MEMOIZED_WORDS = 100_000;
+const termOfWord = new Map<string, string>();
+
+/** `capped(stem(word))`, memoized for words of at most `MAX_TERM_LENGTH` code units (bounded; cleared when full). */
+function wordTerm(word: string): string {
+  if (word.length > MAX_TERM_LENGTH) return capped(stem(word));
+  let term = termOfWord.get(word);
+  if (term === undefined) {
+    term = capped(stem(word));
+    if (termOfWord.size >= MAX_MEMOIZED_WORDS) termOfWord.clear();
+    termOfWord.set(word, term);
+  }
+  return term;
+}
+
 /**
  * Terms of `text` in order: NFKC-normalized, lowercased, split on anything
  * that is not a letter or digit, stop words removed, words of plain Latin
@@ -66,7 +82,7 @@ export function analyze(text: string): string[] {
     .toLowerCase()
     .split(SPLIT)
     .filter((term) => term.length > 0 && !STOP_WORDS.has(term))
-    .map((term) => capped(stem(term)));
+    .map(wordTerm);
 }
 
 export interface TermFrequency {

@@ -32,6 +32,13 @@ describe('analyzer', () => {
     expect(analyze('naïve cafés 東京 42nd')).toEqual(['naïve', 'cafés', '東京', '42nd']);
   });
 
+  it('gives a word the same term however often it recurs, after any number of other words', () => {
+    expect(analyze('hiking hiking')).toEqual(['hike', 'hike']);
+    const others = Array.from({ length: 150_000 }, (_, i) => `q${i.toString(36)}`).join(' ');
+    expect(analyze(others)).toHaveLength(150_000);
+    expect(analyze('hiking generously')).toEqual(['hike', 'gener']);
+  });
+
   it('cuts terms to 64 code points, in documents and queries alike', () => {
     const long = 'ab12'.repeat(1000);
     expect(analyze(`blob ${long} end`)).toEqual(['blob', long.slice(0, 64), 'end']);
