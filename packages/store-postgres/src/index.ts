@@ -1,2 +1,7 @@
-export type { PostgresClient, PostgresPool, PostgresQueryResult } from './pool.js';
+export type {
+  PostgresClient,
+  PostgresPool,
+  PostgresQueryConfig,
+  PostgresQueryResult,
+} from './pool.js';
 export { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';

@@ -7,8 +7,15 @@ export interface PostgresQueryResult {
   rowCount: number | null;
 }
 
+/** A named prepared statement, as `pg` takes it (used unless `prepareStatements` is false). */
+export interface PostgresQueryConfig {
+  name: string;
+  text: string;
+  values?: unknown[];
+}
+
 export interface PostgresClient {
-  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  query(text: string | PostgresQueryConfig, values?: unknown[]): Promise<PostgresQueryResult>;
   /** Returns the client to its pool; pass an error to have the pool discard it. */
   release(error?: Error | boolean): void;
   /** `pg` clients emit `error` when their connection dies; the store listens while it holds one. */
@@ -20,6 +27,6 @@ export interface PostgresPool {
   /** A dedicated client, for a transaction. */
   connect(): Promise<PostgresClient>;
   /** A one-off query on any idle client. */
-  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  query(text: string | PostgresQueryConfig, values?: unknown[]): Promise<PostgresQueryResult>;
   end(): Promise<void>;
 }

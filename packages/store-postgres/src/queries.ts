@@ -325,7 +325,7 @@ export async function lockAuditHead(s: Session, chain: string): Promise<AuditHea
   // One statement: inserts the placeholder or, when the row exists, "updates" it to itself,
   // which locks it and returns its latest committed version (READ COMMITTED).
   const p = new Params();
-  const [row] = await s.all(
+  const [row] = await s.allPrepared(
     `INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(chain, '::text')}, 0, '')
      ON CONFLICT (chain) DO UPDATE SET chain = h.chain
      RETURNING h.chain, h.seq, h.hash`,
@@ -340,7 +340,7 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
   const p = new Params();
   const heads = new Map(events.map((event) => [event.chain, event]));
   // One statement: the events, and each chain's new head.
-  await s.exec(
+  await s.execPrepared(
     `WITH appended AS (INSERT INTO ${s.schema}.mnemo_audit_events (chain, seq, id, occurred_at, principal, op, record_ids, details, prev_hash, hash)
      SELECT e.chain, e.seq, e.id, e.occurred_at, e.principal, e.op,
             ARRAY(SELECT jsonb_array_elements_text(e.record_ids)), e.details, e.prev_hash, e.hash
@@ -383,12 +383,12 @@ export async function findLiveDuplicates(
   // Two processes remembering the same memory at once: the second waits here
   // until the first commits, then finds its record.
   const lock = new Params();
-  await s.all(
+  await s.allPrepared(
     `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${lock.texts([...dedupKeys].sort())}) AS k`,
     lock,
   );
   const p = new Params();
-  const rows = await s.all(
+  const rows = await s.allPrepared(
     `SELECT dedup_key, id, content_hash FROM ${s.schema}.mnemo_records
      WHERE dedup_key = ANY(${p.texts(dedupKeys)}) AND deleted_at IS NULL
        AND (expires_at IS NULL OR expires_at > ${p.time(now)})
@@ -531,7 +531,7 @@ export async function insertRecords(
   if (stats !== null) statements.push(stats);
   const last = statements.pop() as string;
   const writes = statements.map((statement, index) => `, w${index} AS (${statement})`).join('');
-  await s.exec(`WITH src AS (${source})${writes} ${last}`, p);
+  await s.execPrepared(`WITH src AS (${source})${writes} ${last}`, p);
   await countPlanTokens(s, inputs);
 }
 
@@ -595,7 +595,7 @@ async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<v
  */
 async function lockRecords(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
-  await s.all(
+  await s.allPrepared(
     `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)}) ORDER BY id COLLATE "C" FOR UPDATE`,
     p,
   );
@@ -674,7 +674,7 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
 export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
   await lockRecords(s, ids);
   const p = new Params();
-  await s.exec(
+  await s.execPrepared(
     `UPDATE ${s.schema}.mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
      WHERE id = ANY(${p.texts(ids)})`,
     p,

@@ -1,33 +1,67 @@
+import { createHash } from 'node:crypto';
 import { mapPostgresError } from './errors.js';
+import type { PostgresQueryConfig } from './pool.js';
 import type { Params } from './sql.js';
 
 export type Row = Record<string, unknown>;
 
 /** Anything that runs one query: the pool (outside transactions) or one client (inside). */
 export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }>;
+  query(
+    text: string | PostgresQueryConfig,
+    values?: unknown[],
+  ): Promise<{ rows: Row[]; rowCount: number | null }>;
 }
 
-/** Runs statements with driver errors mapped to MnemoError. `schema` is the quoted schema name. */
+/**
+ * Runs statements with driver errors mapped to MnemoError. `schema` is the
+ * quoted schema name. With `prepare`, the statements the write path runs on
+ * every call (`allPrepared`, `execPrepared`) are named prepared statements:
+ * each connection parses and plans one once and reuses it (their plans do not
+ * depend on the values), instead of once per call.
+ */
 export class Session {
   constructor(
     readonly target: Queryable,
     readonly schema: string,
+    readonly prepare = false,
   ) {}
 
   async all(sql: string, params?: Params): Promise<Row[]> {
-    try {
-      return (await this.target.query(sql, params?.values)).rows;
-    } catch (error) {
-      throw mapPostgresError(error, 'query');
-    }
+    return (await this.run(sql, params, false, 'query')).rows;
   }
 
   async exec(sql: string, params?: Params): Promise<number> {
+    return (await this.run(sql, params, false, 'statement')).rowCount ?? 0;
+  }
+
+  /** `all`, as a prepared statement when the session prepares. */
+  async allPrepared(sql: string, params: Params): Promise<Row[]> {
+    return (await this.run(sql, params, true, 'query')).rows;
+  }
+
+  /** `exec`, as a prepared statement when the session prepares. */
+  async execPrepared(sql: string, params: Params): Promise<number> {
+    return (await this.run(sql, params, true, 'statement')).rowCount ?? 0;
+  }
+
+  private async run(
+    sql: string,
+    params: Params | undefined,
+    reuse: boolean,
+    what: 'query' | 'statement',
+  ): Promise<{ rows: Row[]; rowCount: number | null }> {
     try {
-      return (await this.target.query(sql, params?.values)).rowCount ?? 0;
+      return reuse && this.prepare
+        ? await this.target.query({ name: statementName(sql), text: sql, values: params?.values })
+        : await this.target.query(sql, params?.values);
     } catch (error) {
-      throw mapPostgresError(error, 'statement');
+      throw mapPostgresError(error, what);
     }
   }
+}
+
+/** A prepared statement's name: a digest of its text, so equal texts share one statement. */
+function statementName(sql: string): string {
+  return `mnemo_${createHash('sha1').update(sql).digest('hex')}`;
 }

@@ -145,6 +145,7 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
       { connectionString: PG_URL, vector: 'faiss' },
       { connectionString: PG_URL, vectorDimensions: 0 },
       { connectionString: PG_URL, statementTimeoutMs: -1 },
+      { connectionString: PG_URL, prepareStatements: 'yes' },
     ]) {
       expect(() => createPostgresStore(options as never)).toThrow(
         expect.objectContaining({ code: 'INVALID_INPUT' }),
