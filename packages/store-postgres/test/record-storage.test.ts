@@ -1,0 +1,59 @@
+import { createEngine } from '@mnemo/core';
+import { createHashEmbedder } from '@mnemo/core/testing';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function openEngine(schema: string) {
+  const engine = createEngine({
+    store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+    embedder: createHashEmbedder({ dimensions: 384 }),
+  });
+  await engine.init();
+  cleanup.push(() => engine.close());
+  return engine;
+}
+
+async function recordsTable(schema: string) {
+  const { rows } = await adminQuery(
+    `SELECT c.reloptions, pg_relation_size(c.reltoastrelid) AS toast_bytes,
+            (SELECT max(pg_column_size(r.*)) FROM "${schema}".mnemo_records r) AS widest_row
+     FROM pg_class c WHERE c.oid = $1::regclass`,
+    [`"${schema}".mnemo_records`],
+  );
+  return rows[0] as { reloptions: string[] | null; toast_bytes: string; widest_row: number | null };
+}
+
+describePostgres('record storage', () => {
+  it('keeps a record with a 384-dimensional embedding whole in its page, not in TOAST', async () => {
+    const schema = uniqueSchema('storage');
+    cleanup.push(() => dropSchema(schema));
+    const a = (await openEngine(schema)).as('agent-a');
+    await a.remember({ content: `a long turn of a conversation ${'about hiking '.repeat(40)}` });
+    const table = await recordsTable(schema);
+    expect(table.reloptions).toEqual(['toast_tuple_target=8160']);
+    // Past the default 2 kB, PostgreSQL would have moved the embedding out of the row.
+    expect(table.widest_row).toBeGreaterThan(2032);
+    expect(Number(table.toast_bytes)).toBe(0);
+  });
+
+  it('migrates a schema from version 3 to 4', async () => {
+    const schema = uniqueSchema('storage');
+    cleanup.push(() => dropSchema(schema));
+    await (await openEngine(schema)).close();
+    await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
+    await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version = 4`);
+    expect((await recordsTable(schema)).reloptions).toBeNull();
+    await openEngine(schema);
+    expect((await recordsTable(schema)).reloptions).toEqual(['toast_tuple_target=8160']);
+    const { rows } = await adminQuery(
+      `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
+    );
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4]);
+  });
+});
