@@ -68,7 +68,10 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         filters: {},
       });
       expect(listed.map((v) => v.record.content).sort()).toEqual(
-        inputs.slice(0, 500).map((input) => input.content).sort(),
+        inputs
+          .slice(0, 500)
+          .map((input) => input.content)
+          .sort(),
       );
       expect(embedded.includes('bulk note 1000')).toBe(false);
       const verification = await engine.verifyAudit();
@@ -82,7 +85,11 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       await engine.as('agent-a').remember({ content: 'eight dimensions' });
       const before = await store.readAudit({ limit: 10 });
       // A 16-dimensional engine on the same store: its first chunk fails inside the transaction.
-      const other = createEngine({ store, clock, embedder: createHashEmbedder({ dimensions: 16 }) });
+      const other = createEngine({
+        store,
+        clock,
+        embedder: createHashEmbedder({ dimensions: 16 }),
+      });
       const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
       await expect(other.as('agent-a').rememberMany(inputs)).rejects.toMatchObject({
         code: 'DIMENSION_MISMATCH',
