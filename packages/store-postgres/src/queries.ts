@@ -164,7 +164,11 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
               CASE WHEN coalesce(sum(n), 0) = 0 THEN 0 ELSE (sum(len)::numeric / sum(n))::float8 END AS avgdl
        FROM counted
      ),
-     hits AS MATERIALIZED (
+     -- Read twice from the covering index (document frequencies, then scores) rather than
+     -- materialized: writing ~35,000 matches to a tuplestore and reading it back twice cost
+     -- more than the second index-only scan, and inlined, the term order of the index feeds
+     -- both the frequencies and a merge join with them.
+     hits AS NOT MATERIALIZED (
        SELECT po.record_id, po.term, po.tf::float8 AS tf, po.doc_length::float8 AS dl
        FROM ${s.schema}.mnemo_postings po
        WHERE po.term = ANY(${p.texts(query.terms)}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
