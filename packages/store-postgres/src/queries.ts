@@ -242,13 +242,17 @@ export async function searchVector(
   // vector) or a NULL one (no embedding) is NULL and sorts last, so the top holds every real
   // score there is before any NULL, and NULLs are dropped only after the limit: a test on the
   // score before it made PostgreSQL compute the similarity once more per test.
+  // Each branch takes its own top `limit` first: the big one in its parallel workers, which
+  // then pass on a few rows each instead of every visible record's score.
   const score = `nullif(${rounded(similarity)}, 'NaN'::float8) AS score`;
+  const limit = p.add(query.limit, '::int');
+  const topOfBranch = `ORDER BY score DESC NULLS LAST, r.id COLLATE "C" ASC LIMIT ${limit}`;
   const rows = await s.all(
     `WITH top AS MATERIALIZED (
        SELECT id, score FROM (
-         SELECT id, score FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, `r.id, ${score}`)}) visible
+         SELECT id, score FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, `r.id, ${score}`, topOfBranch)}) visible
          ORDER BY score DESC NULLS LAST, id COLLATE "C" ASC
-         LIMIT ${p.add(query.limit, '::int')}
+         LIMIT ${limit}
        ) ranked
        WHERE score IS NOT NULL
      )
