@@ -25,6 +25,7 @@ import {
   Params,
   permissionLevelExpression,
   RECORD_COLUMNS,
+  sameOrg,
   visiblePredicate,
   visibleRecords,
 } from './sql.js';
@@ -135,15 +136,14 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
   const p = new Params();
   const v = query.visibility;
   const agent = p.add(v.agentId, '::text');
-  const org = p.add(v.orgId, '::text');
   const orgKey = p.add(v.orgId ?? '', '::text');
   const now = p.time(v.now);
   const owns = (r: string) =>
-    `(${r}.agent_id = ${agent} AND ${r}.org_id IS NOT DISTINCT FROM ${org})`;
+    `(${r}.agent_id = ${agent} AND ${sameOrg(p, `${r}.org_id`, v.orgId)})`;
   const rows = await s.all(
     `WITH granted AS MATERIALIZED (
        SELECT g.record_id FROM ${s.schema}.mnemo_grants g
-       WHERE g.grantee_agent_id = ${agent} AND g.grantee_org_id IS NOT DISTINCT FROM ${org}
+       WHERE g.grantee_agent_id = ${agent} AND ${sameOrg(p, 'g.grantee_org_id', v.orgId)}
          AND (g.expires_at IS NULL OR g.expires_at > ${now})
      ),
      counted AS (
@@ -153,7 +153,7 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
        UNION ALL
        SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
        WHERE r.expires_at IS NOT NULL AND r.deleted_at IS NULL AND NOT r.is_plan AND r.expires_at > ${now}
-         AND (${owns('r')} OR r.scope = 'global' OR (r.scope = 'public' AND r.org_id IS NOT DISTINCT FROM ${org}))
+         AND (${owns('r')} OR r.scope = 'global' OR (r.scope = 'public' AND ${sameOrg(p, 'r.org_id', v.orgId)}))
        UNION ALL
        SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
        WHERE r.id IN (SELECT record_id FROM granted) AND r.scope = 'shared' AND NOT ${owns('r')}

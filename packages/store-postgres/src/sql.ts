@@ -26,7 +26,7 @@ export class Params {
  * PostgreSQL gives `IS NOT DISTINCT FROM` a default selectivity of 0.5 %, so a scan of all of
  * a tenant's records was planned as one row (and its top-k was not split among workers).
  */
-function sameOrg(p: Params, column: string, orgId: string | null): string {
+export function sameOrg(p: Params, column: string, orgId: string | null): string {
   return orgId === null
     ? `${column} IS NULL`
     : `(${column} IS NOT NULL AND ${column} = ${p.add(orgId, '::text')})`;
