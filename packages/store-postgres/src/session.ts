@@ -1,17 +1,12 @@
 import { createHash } from 'node:crypto';
 import { mapPostgresError } from './errors.js';
-import type { PostgresQueryConfig } from './pool.js';
+import type { PostgresPool } from './pool.js';
 import type { Params } from './sql.js';
 
 export type Row = Record<string, unknown>;
 
 /** Anything that runs one query: the pool (outside transactions) or one client (inside). */
-export interface Queryable {
-  query(
-    text: string | PostgresQueryConfig,
-    values?: unknown[],
-  ): Promise<{ rows: Row[]; rowCount: number | null }>;
-}
+export type Queryable = Pick<PostgresPool, 'query'>;
 
 /**
  * Runs statements with driver errors mapped to MnemoError. `schema` is the
