@@ -66,6 +66,8 @@ export interface FreshStore {
    * planner statistics of an empty table); nothing on DuckDB.
    */
   settle(): Promise<void>;
+  /** Another store on the same file or schema, as a process opens it after a restart. */
+  reopen(): MemoryStore;
 }
 
 /**
@@ -81,11 +83,10 @@ export async function createFreshStore(
   const vector = dimensions === undefined ? {} : { vectorDimensions: dimensions };
   if (target.kind === 'duckdb') {
     const folder = await mkdtemp(join(tmpdir(), 'mnemo-bench-'));
+    const open = () => createDuckDBStore({ path: join(folder, 'bench.duckdb'), ...vector });
     return {
-      store: createDuckDBStore({
-        path: join(folder, 'bench.duckdb'),
-        ...vector,
-      }),
+      store: open(),
+      reopen: open,
       location: 'temp file',
       dispose: () => rm(folder, { recursive: true, force: true }),
       settle: async () => undefined,
@@ -93,12 +94,10 @@ export async function createFreshStore(
   }
   const schema = uniqueName();
   let disposed = false;
+  const open = () => createPostgresStore({ connectionString: target.url, schema, ...vector });
   return {
-    store: createPostgresStore({
-      connectionString: target.url,
-      schema,
-      ...vector,
-    }),
+    store: open(),
+    reopen: open,
     location: `schema ${schema}`,
     settle: () =>
       withPgClient(target.url, async (client) => {
