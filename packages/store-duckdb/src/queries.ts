@@ -318,20 +318,33 @@ export async function auditHead(s: Session, chain: string): Promise<AuditHead | 
 }
 
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const strings = (values: readonly string[]) => ({ type: VARCHAR, values });
-  await appendRows(s, 'mnemo_audit_events', [
-    strings(events.map((e) => e.chain)),
-    { type: BIGINT, values: events.map((e) => BigInt(e.seq)) },
-    strings(events.map((e) => e.id)),
-    { type: BIGINT, values: events.map((e) => BigInt(e.at.getTime())) },
-    strings(events.map((e) => e.principal)),
-    strings(events.map((e) => e.op)),
-    { type: LIST(VARCHAR), values: events.map((e) => listValue([...e.recordIds])) },
-    strings(events.map((e) => JSON.stringify(e.details))),
-    strings(events.map((e) => e.prevHash)),
-    strings(events.map((e) => e.hash)),
-  ]);
+  const [single] = events;
+  if (single === undefined) return;
+  if (events.length === 1) {
+    // A recall's or a lone remember's event: a prepared one-row insert costs half an appender.
+    const p = new Params();
+    await s.execPrepared(
+      `INSERT INTO mnemo_audit_events VALUES (${p.scalar(single.chain)}, ${p.scalar(single.seq)},
+         ${p.scalar(single.id)}, ${p.time(single.at)}, ${p.scalar(single.principal)}, ${p.scalar(single.op)},
+         ${p.strings(single.recordIds)}, ${p.scalar(JSON.stringify(single.details))},
+         ${p.scalar(single.prevHash)}, ${p.scalar(single.hash)})`,
+      p,
+    );
+  } else {
+    const strings = (values: readonly string[]) => ({ type: VARCHAR, values });
+    await appendRows(s, 'mnemo_audit_events', [
+      strings(events.map((e) => e.chain)),
+      { type: BIGINT, values: events.map((e) => BigInt(e.seq)) },
+      strings(events.map((e) => e.id)),
+      { type: BIGINT, values: events.map((e) => BigInt(e.at.getTime())) },
+      strings(events.map((e) => e.principal)),
+      strings(events.map((e) => e.op)),
+      { type: LIST(VARCHAR), values: events.map((e) => listValue([...e.recordIds])) },
+      strings(events.map((e) => JSON.stringify(e.details))),
+      strings(events.map((e) => e.prevHash)),
+      strings(events.map((e) => e.hash)),
+    ]);
+  }
   // The new head of each chain: an UPDATE of the row, or its INSERT for a chain's first event.
   const firsts = new Map<string, number>();
   const heads = new Map<string, AuditEvent>();
@@ -341,7 +354,7 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
   }
   for (const [chain, head] of heads) {
     const h = new Params();
-    await s.exec(
+    await s.execPrepared(
       firsts.get(chain) === 1
         ? `INSERT INTO mnemo_audit_heads (chain, seq, hash) VALUES (${h.scalar(chain)}, ${h.scalar(head.seq)}, ${h.scalar(head.hash)})`
         : `UPDATE mnemo_audit_heads SET seq = ${h.scalar(head.seq)}, hash = ${h.scalar(head.hash)} WHERE chain = ${h.scalar(chain)}`,
@@ -670,7 +683,7 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
 
 export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
   const p = new Params();
-  await s.exec(
+  await s.execPrepared(
     `UPDATE mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
      WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
     p,
