@@ -183,7 +183,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'embeddings saved uncompressed',
     // Rewrites the embeddings an earlier version saved with ALP, so they are saved again
-    // without it (see DISABLED_COMPRESSIONS in duckdb-store.ts): about 10 s at 100k records,
+    // without it (see DISABLED_COMPRESSIONS in duckdb-store.ts): about 9 s at 100k records,
     // once.
     statements: () => [
       'UPDATE mnemo_records SET embedding = embedding WHERE embedding IS NOT NULL',
