@@ -1,5 +1,7 @@
 import { createEngine } from '../../engine/create-engine.js';
+import { MnemoError } from '../../errors.js';
 import type { Embedder } from '../../ports/embedder.js';
+import type { MemoryStore, StoreTx } from '../../ports/memory-store.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -78,7 +80,60 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect([verification.ok, verification.events]).toEqual([true, 500]);
     });
 
-    it('writes no later chunk once a chunk fails in the store', async () => {
+    it('stops at a chunk that fails in the store: its rows roll back, earlier chunks stay, no later chunk is written', async () => {
+      const { engine, store, clock } = await h.open({
+        embedder: createHashEmbedder({ dimensions: 8 }),
+      });
+      await engine.as('agent-a').remember({ content: 'written before' });
+      // The store as-is, except that the second chunk's transaction fails after writing its
+      // records (in the store's own transaction, which must roll them back).
+      let inserts = 0;
+      const failingTx = (tx: StoreTx): StoreTx => ({
+        ...tx,
+        insertRecords: async (records) => {
+          inserts += 1;
+          const written = await tx.insertRecords(records);
+          if (inserts === 2) throw new MnemoError('STORE_UNAVAILABLE', 'injected fault');
+          return written;
+        },
+      });
+      const faulty = new Proxy(store, {
+        get(target, key) {
+          if (key === 'transaction') {
+            return <T>(fn: (tx: StoreTx) => Promise<T>) =>
+              target.transaction((tx) => fn(failingTx(tx)));
+          }
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }) as MemoryStore;
+      const other = createEngine({
+        store: faulty,
+        clock,
+        embedder: createHashEmbedder({ dimensions: 8 }),
+      });
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      await expect(other.as('agent-a').rememberMany(inputs)).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: 'injected fault',
+      });
+      expect(inserts).toBe(2);
+      const listed = await store.list({
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
+        filters: {},
+      });
+      expect(listed.map((v) => v.record.content).sort()).toEqual(
+        ['written before', ...inputs.slice(0, 500).map((input) => input.content)].sort(),
+      );
+      const verification = await engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 501]);
+      // The rolled-back chunk left no trace a later write trips over.
+      await expect(
+        engine.as('agent-a').rememberMany([{ content: 'bulk note 700' }]),
+      ).resolves.toMatchObject([{ deduplicated: false }]);
+    });
+
+    it('writes nothing of a chunk the store rejects (DIMENSION_MISMATCH)', async () => {
       const { engine, store, clock } = await h.open({
         embedder: createHashEmbedder({ dimensions: 8 }),
       });
