@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { runConformanceSuite } from '@mnemo/core/testing';
 import * as vitest from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
-import { runOnFile, tamperStatements } from './tamper.js';
+import { runOnFile } from './raw-file.js';
+import { tamperStatements } from './tamper.js';
 
 // Postings sorted into a run after every write, so every case runs on the term-ordered
 // table and its merges; the file store below keeps them in write order (the default run

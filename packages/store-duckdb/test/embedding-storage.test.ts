@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { createEngine } from '@mnemo/core';
 import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
+import { queryFile, runOnFile } from './raw-file.js';
 
 let folder: string;
 const cleanup: (() => unknown)[] = [];
@@ -30,21 +30,9 @@ function open(path: string, vectorDimensions?: number) {
   return { store, engine };
 }
 
-/** Runs `sql` on the closed file with a plain DuckDB instance (DuckDB's default settings). */
-async function onFile(path: string, sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(path);
-  const connection = await instance.connect();
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJS();
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
-
 /** How the embedding column's segments are compressed, as saved in the file. */
 async function embeddingCompression(path: string): Promise<string[]> {
-  const rows = await onFile(
+  const rows = await queryFile(
     path,
     `SELECT DISTINCT compression FROM pragma_storage_info('mnemo_records')
      WHERE column_name = 'embedding' ORDER BY compression`,
@@ -53,7 +41,7 @@ async function embeddingCompression(path: string): Promise<string[]> {
 }
 
 const embeddings = (path: string) =>
-  onFile(path, 'SELECT id, embedding::VARCHAR AS embedding FROM mnemo_records ORDER BY id');
+  queryFile(path, 'SELECT id, embedding::VARCHAR AS embedding FROM mnemo_records ORDER BY id');
 
 async function fill(path: string, vectorDimensions?: number) {
   const { store, engine } = open(path, vectorDimensions);
@@ -84,12 +72,11 @@ describe('DuckDB embedding storage', () => {
     const path = join(folder, 'old.duckdb');
     await fill(path, 64);
     // The file as an earlier version left it: embeddings rewritten under DuckDB's defaults.
-    await onFile(
-      path,
-      `UPDATE mnemo_records SET embedding = embedding;
-       DELETE FROM mnemo_migrations WHERE version = 6;
-       CHECKPOINT;`,
-    );
+    await runOnFile(path, [
+      'UPDATE mnemo_records SET embedding = embedding',
+      'DELETE FROM mnemo_migrations WHERE version = 6',
+      'CHECKPOINT',
+    ]);
     expect(await embeddingCompression(path)).toContain('ALP');
     const before = await embeddings(path);
 
@@ -108,7 +95,7 @@ describe('DuckDB embedding storage', () => {
     expect(await embeddingCompression(path)).toEqual(['Constant', 'RLE']);
     expect(await embeddings(path)).toEqual(before);
     expect(
-      await onFile(path, 'SELECT version, name FROM mnemo_migrations WHERE version = 6'),
+      await queryFile(path, 'SELECT version, name FROM mnemo_migrations WHERE version = 6'),
     ).toEqual([{ version: 6, name: 'embeddings saved uncompressed' }]);
   });
 });

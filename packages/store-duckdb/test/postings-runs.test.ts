@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { createEngine, termFrequencies } from '@mnemo/core';
 import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
 import { MERGE_FANOUT, runsToMerge } from '../src/postings-runs.js';
+import { queryFile } from './raw-file.js';
 
 let folder: string;
 const cleanup: (() => unknown)[] = [];
@@ -28,20 +28,6 @@ function open(path: string, postingsRunSize?: number) {
     ids: createSequentialIds(),
   });
   return { store, engine };
-}
-
-async function query<T>(path: string, sql: string): Promise<T[]> {
-  const instance = await DuckDBInstance.create(path);
-  const connection = await instance.connect();
-  try {
-    const rows = (await connection.runAndReadAll(sql)).getRowObjectsJS();
-    return JSON.parse(
-      JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value)),
-    ) as T[];
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
 }
 
 const WORDS = ['river', 'stone', 'lamp', 'garden', 'violin', 'harbor', 'maple', 'comet', 'quill'];
@@ -92,13 +78,13 @@ describe('DuckDB postings sorted by term, in runs', () => {
     const expected = TEXTS.flatMap((content, i) =>
       i === 7 ? [] : termFrequencies(content).terms.map(({ term, tf }) => `${term}:${tf}`),
     ).sort();
-    const stored = await query<{ posting: string }>(
+    const stored = await queryFile<{ posting: string }>(
       path,
       `SELECT term || ':' || tf AS posting FROM mnemo_postings
        UNION ALL SELECT term || ':' || tf FROM mnemo_postings_sorted ORDER BY 1`,
     );
     expect(stored.map((row) => row.posting)).toEqual(expected);
-    const runs = await query<{ run: number; postings: number }>(
+    const runs = await queryFile<{ run: number; postings: number }>(
       path,
       'SELECT run, count(*) AS postings FROM mnemo_postings_sorted GROUP BY run ORDER BY run',
     );
@@ -106,9 +92,12 @@ describe('DuckDB postings sorted by term, in runs', () => {
     const small = runs.filter((r) => r.postings < 40 * MERGE_FANOUT);
     expect(small.length).toBeLessThan(MERGE_FANOUT);
     expect(runs.length - small.length).toBeGreaterThanOrEqual(1);
-    const [fresh] = await query<{ n: number }>(path, 'SELECT count(*) AS n FROM mnemo_postings');
+    const [fresh] = await queryFile<{ n: number }>(
+      path,
+      'SELECT count(*) AS n FROM mnemo_postings',
+    );
     expect(fresh?.n).toBeLessThan(40 + 8);
-    const descending = await query<{ n: number }>(
+    const descending = await queryFile<{ n: number }>(
       path,
       `SELECT count(*) AS n FROM (
          SELECT term_key < lag(term_key) OVER (PARTITION BY run ORDER BY rowid) AS down
@@ -125,15 +114,18 @@ describe('DuckDB postings sorted by term, in runs', () => {
     for (const content of TEXTS.slice(0, 20))
       await first.engine.as('agent-a').remember({ content });
     await first.store.close();
-    const [before] = await query<{ n: number }>(path, 'SELECT count(*) AS n FROM mnemo_postings');
+    const [before] = await queryFile<{ n: number }>(
+      path,
+      'SELECT count(*) AS n FROM mnemo_postings',
+    );
     expect(before?.n).toBeGreaterThan(30);
 
     const second = open(path, 30);
     await second.engine.init();
     await second.store.close();
-    expect(await query(path, 'SELECT count(*) AS n FROM mnemo_postings')).toEqual([{ n: 0 }]);
+    expect(await queryFile(path, 'SELECT count(*) AS n FROM mnemo_postings')).toEqual([{ n: 0 }]);
     expect(
-      await query(path, 'SELECT run, count(*) AS n FROM mnemo_postings_sorted GROUP BY run'),
+      await queryFile(path, 'SELECT run, count(*) AS n FROM mnemo_postings_sorted GROUP BY run'),
     ).toEqual([{ run: 1, n: before?.n }]);
   });
 
@@ -154,13 +146,13 @@ describe('DuckDB postings sorted by term, in runs', () => {
     const { forgotten } = await agent.forget({ filters: { tagsAll: ['bulk'] } });
     expect(forgotten).toHaveLength(1030);
     await store.close();
-    const left = await query<{ n: number }>(
+    const left = await queryFile<{ n: number }>(
       path,
       `SELECT count(*) AS n FROM (SELECT term FROM mnemo_postings
          UNION ALL SELECT term FROM mnemo_postings_sorted) WHERE term = 'batch'`,
     );
     expect(left).toEqual([{ n: 0 }]);
-    const kept = await query<{ n: number }>(
+    const kept = await queryFile<{ n: number }>(
       path,
       'SELECT count(*) AS n FROM mnemo_postings_sorted',
     );

@@ -1,4 +1,3 @@
-import { DuckDBInstance } from '@duckdb/node-api';
 import type { TamperAttack } from '@mnemo/core/testing';
 
 const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
@@ -58,17 +57,5 @@ export function tamperStatements(attack: TamperAttack): string[] {
         `UPDATE mnemo_audit_heads SET seq = ${attack.seq}, hash = (SELECT hash FROM mnemo_audit_events WHERE ${chain} AND seq = ${attack.seq}) WHERE ${chain}`,
       ];
     }
-  }
-}
-
-/** Runs `statements` on the file at `path` with a plain DuckDB connection (the file must not be held). */
-export async function runOnFile(path: string, statements: readonly string[]): Promise<void> {
-  const instance = await DuckDBInstance.create(path);
-  const connection = await instance.connect();
-  try {
-    for (const sql of statements) await connection.run(sql);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
   }
 }
