@@ -419,80 +419,50 @@ export async function insertRecords(
   if (inputs.length === 0) return;
   const records = inputs.map((input) => input.record);
   const p = new Params();
-  const column = (values: readonly unknown[], type: string) => p.add(values, `::${type}[]`);
+  // Array parameters of one column each, by element type.
+  const column = (type: string) => (values: readonly unknown[]) => p.add(values, `::${type}[]`);
+  const [text, int, bigint] = [column('text'), column('int'), column('bigint')];
   const millis = (values: readonly (Date | null)[]) =>
-    column(
-      values.map((value) => value?.getTime() ?? null),
-      'bigint',
-    );
+    bigint(values.map((value) => value?.getTime() ?? null));
   // Lists (tags, plan tokens) travel as JSON text, since a PostgreSQL array parameter cannot be
   // ragged; embeddings as one binary real[] that each row slices its own out of.
   const vectors = packVectors(records.map((r) => r.embedding));
   const packed = p.add(vectors.array, '::real[]');
   const list = (column: string) => `ARRAY(SELECT jsonb_array_elements_text(${column}::jsonb))`;
   // One statement: the records (read once, as `src`), their postings and the statistics, as
-  // data-modifying CTEs.
-  const source = `SELECT * FROM unnest(${column(
-    records.map((r) => r.id),
-    'text',
-  )}, ${column(
-    records.map((r) => r.agentId),
-    'text',
-  )}, ${column(
-    records.map((r) => r.orgId),
-    'text',
-  )}, ${column(
-    records.map((r) => r.content),
-    'text',
-  )}, ${column(
-    records.map((r) => r.memoryType),
-    'text',
-  )}, ${column(
-    records.map((r) => r.scope),
-    'text',
-  )}, ${column(
-    records.map((r) => r.importance),
-    'float8',
-  )}, ${column(
-    records.map((r) => JSON.stringify(r.tags)),
-    'text',
-  )}, ${column(
-    records.map((r) => JSON.stringify(r.metadata)),
-    'text',
-  )}, ${column(vectors.starts, 'int')}, ${column(vectors.lengths, 'int')}, ${column(
-    records.map((r) => r.contentHash),
-    'text',
-  )}, ${column(
-    inputs.map((i) => i.dedupKey),
-    'text',
-  )}, ${column(
-    inputs.map((i) => i.isPlan),
-    'boolean',
-  )}, ${column(
-    inputs.map((i) => i.docLength),
-    'int',
-  )}, ${column(
-    inputs.map((i) => (i.planTokens === null ? null : JSON.stringify(i.planTokens))),
-    'text',
-  )}, ${column(
-    inputs.map((i) => i.planTokens?.length ?? null),
-    'int',
-  )}, ${column(
-    records.map((r) => r.threadId),
-    'text',
-  )}, ${column(
-    records.map((r) => r.sourceType),
-    'text',
-  )}, ${millis(records.map((r) => r.createdAt))}, ${millis(records.map((r) => r.updatedAt))},
-       ${millis(records.map((r) => r.expiresAt))}, ${millis(records.map((r) => r.deletedAt))},
-       ${column(
-         records.map((r) => r.accessCount),
-         'bigint',
-       )}, ${millis(records.map((r) => r.lastAccessedAt))})
-     WITH ORDINALITY AS x(id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
-          embedding_start, embedding_length, content_hash, dedup_key, is_plan, doc_length, plan_tokens,
-          plan_token_count, thread_id, source_type, created_at, updated_at, expires_at, deleted_at, access_count,
-          last_accessed_at, n)`;
+  // data-modifying CTEs. `src` has one column per entry here, zipped by `unnest`.
+  const columns: [name: string, param: string][] = [
+    ['id', text(records.map((r) => r.id))],
+    ['agent_id', text(records.map((r) => r.agentId))],
+    ['org_id', text(records.map((r) => r.orgId))],
+    ['content', text(records.map((r) => r.content))],
+    ['memory_type', text(records.map((r) => r.memoryType))],
+    ['scope', text(records.map((r) => r.scope))],
+    ['importance', column('float8')(records.map((r) => r.importance))],
+    ['tags', text(records.map((r) => JSON.stringify(r.tags)))],
+    ['metadata', text(records.map((r) => JSON.stringify(r.metadata)))],
+    ['embedding_start', int(vectors.starts)],
+    ['embedding_length', int(vectors.lengths)],
+    ['content_hash', text(records.map((r) => r.contentHash))],
+    ['dedup_key', text(inputs.map((i) => i.dedupKey))],
+    ['is_plan', column('boolean')(inputs.map((i) => i.isPlan))],
+    ['doc_length', int(inputs.map((i) => i.docLength))],
+    [
+      'plan_tokens',
+      text(inputs.map((i) => (i.planTokens === null ? null : JSON.stringify(i.planTokens)))),
+    ],
+    ['plan_token_count', int(inputs.map((i) => i.planTokens?.length ?? null))],
+    ['thread_id', text(records.map((r) => r.threadId))],
+    ['source_type', text(records.map((r) => r.sourceType))],
+    ['created_at', millis(records.map((r) => r.createdAt))],
+    ['updated_at', millis(records.map((r) => r.updatedAt))],
+    ['expires_at', millis(records.map((r) => r.expiresAt))],
+    ['deleted_at', millis(records.map((r) => r.deletedAt))],
+    ['access_count', bigint(records.map((r) => r.accessCount))],
+    ['last_accessed_at', millis(records.map((r) => r.lastAccessedAt))],
+  ];
+  const source = `SELECT * FROM unnest(${columns.map(([, param]) => param).join(', ')})
+     WITH ORDINALITY AS x(${columns.map(([name]) => name).join(', ')}, n)`;
   const statements: string[] = [];
   statements.push(
     `INSERT INTO ${s.schema}.mnemo_records (id, agent_id, org_id, content, memory_type, scope, importance, tags, metadata,
@@ -519,13 +489,8 @@ export async function insertRecords(
     statements.push(
       `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
        SELECT x.id, t.term, t.tf, x.agent_id, coalesce(x.org_id, ''), x.scope, x.expires_at, x.doc_length
-       FROM unnest(${p.add(
-         postings.map((x) => x.n),
-         '::int[]',
-       )}, ${p.texts(postings.map((x) => x.term))}, ${p.add(
-         postings.map((x) => x.tf),
-         '::int[]',
-       )}) AS t(n, term, tf)
+       FROM unnest(${int(postings.map((x) => x.n))}, ${p.texts(postings.map((x) => x.term))},
+                   ${int(postings.map((x) => x.tf))}) AS t(n, term, tf)
        JOIN src x ON x.n = t.n`,
     );
   }
