@@ -189,4 +189,17 @@ export const MIGRATIONS: readonly Migration[] = [
       'UPDATE mnemo_records SET embedding = embedding WHERE embedding IS NOT NULL',
     ],
   },
+  {
+    version: 7,
+    name: 'embedding norms',
+    // Each embedding's Euclidean norm, summed in DOUBLE (see `searchVector`): a vector search
+    // estimates similarities as FLOAT inner products divided by it. A DOUBLE column is updated
+    // in place: about 0.1 s at 100k records.
+    statements: () => [
+      'ALTER TABLE mnemo_records ADD COLUMN embedding_norm DOUBLE',
+      `UPDATE mnemo_records
+       SET embedding_norm = sqrt(list_inner_product(embedding::DOUBLE[], embedding::DOUBLE[]))
+       WHERE embedding IS NOT NULL`,
+    ],
+  },
 ];

@@ -202,7 +202,58 @@ export async function fixEmbeddingDimensions(s: Session, size: number): Promise<
   return (await embeddingDimensions(s)) ?? size;
 }
 
-/** `fixed`: the size of a `FLOAT[n]` column, or null for a `FLOAT[]` list column. */
+/** The Euclidean norm of a vector, summed in DOUBLE (as migration 7 computes it). */
+function vectorNorm(vector: Float32Array): number {
+  let sum = 0;
+  for (const x of vector) sum += x * x;
+  return Math.sqrt(sum);
+}
+
+/**
+ * Norms within which a FLOAT inner product of two vectors obeys `estimateError`: every
+ * product and partial sum is at most the norms' product (Cauchy–Schwarz), at most 2^80, far
+ * from FLOAT's overflow; and what underflow loses (at most n × 2^-149) is negligible against
+ * the norms' product, at least 2^-80.
+ */
+const SAFE_NORMS = { min: 2 ** -40, max: 2 ** 40 };
+
+/**
+ * How far a similarity estimated in FLOAT (see `searchVector`) may be from the exact one, in
+ * cosine units, for two `n`-dimensional vectors with norms in SAFE_NORMS: a FLOAT sum of n
+ * rounded products is off by at most γn = n·u / (1 − n·u), u = 2^-24, times the sum of the
+ * products' magnitudes (in any order of summation), which is at most the product of the
+ * norms. The slack covers the DOUBLE steps (the norms, the division, DuckDB's own cosine).
+ */
+function estimateError(n: number): number {
+  const nu = n * 2 ** -24;
+  return (nu / (1 - nu)) * 1.01 + n * 2 ** -50;
+}
+
+/** Candidates the estimating pass of a vector search rescores, for `limit` results. */
+const candidatePlaces = (limit: number) => 4 * limit + 64;
+
+/** The cosine of column `embedding` and the query vector, in DOUBLE, and the inner product's name. */
+function exactCosine(vector: string, fixed: number | null): [string, string] {
+  return fixed === null
+    ? [`list_cosine_similarity(embedding::DOUBLE[], ${vector}::DOUBLE[])`, 'list_inner_product']
+    : [
+        `array_cosine_similarity(embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`,
+        'array_inner_product',
+      ];
+}
+
+/**
+ * Cosine similarity, exactly as DOUBLE arithmetic has it. Every visible embedding is read, so
+ * the cost is in each row's arithmetic. Computing the cosine in DOUBLE means casting every
+ * FLOAT first (about a quarter of the query at 100k records), so the search estimates every
+ * similarity in FLOAT instead, as the inner product over the stored norm, keeps the best
+ * estimates (`candidatePlaces`) and scores only those exactly. The estimates are off by at
+ * most `estimateError`, so every record of the exact top has an estimate within twice that
+ * of the `limit`-th best estimate: when the candidates reach that far down, they hold the
+ * exact top, and the answer is the exact one. Otherwise (more near-ties than places), and for
+ * a query vector whose norm is outside SAFE_NORMS, every similarity is computed in DOUBLE.
+ * `fixed`: the size of a `FLOAT[n]` column, or null for a `FLOAT[]` list column.
+ */
 export async function searchVector(
   s: Session,
   query: VectorQuery,
@@ -210,21 +261,86 @@ export async function searchVector(
 ): Promise<ScoredRecord[]> {
   // A zero vector has no direction, so nothing is similar to it (NaN, as PostgreSQL has it),
   // but DuckDB's cosine functions return -1 for it: a zero query finds nothing, and a stored
-  // zero vector scores NULL (its norm is computed only when its similarity is exactly -1).
+  // zero vector scores NULL.
   if (query.vector.every((x) => x === 0)) return [];
+  const norm = vectorNorm(query.vector);
+  if (norm >= SAFE_NORMS.min && norm <= SAFE_NORMS.max) {
+    const found = await searchVectorByEstimates(s, query, fixed, norm);
+    if (found !== null) return found;
+  }
+  return searchVectorExactly(s, query, fixed);
+}
+
+/** The exact top from the best estimates (see `searchVector`), or null when they cannot tell. */
+async function searchVectorByEstimates(
+  s: Session,
+  query: VectorQuery,
+  fixed: number | null,
+  norm: number,
+): Promise<ScoredRecord[] | null> {
   const p = new Params();
   const vector = p.floats(query.vector);
-  const [similarity, innerProduct] =
+  const [similarity] = exactCosine(vector, fixed);
+  const innerProduct =
     fixed === null
-      ? [`list_cosine_similarity(r.embedding::DOUBLE[], ${vector}::DOUBLE[])`, 'list_inner_product']
-      : [
-          `array_cosine_similarity(r.embedding::DOUBLE[${fixed}], ${vector}::DOUBLE[${fixed}])`,
-          'array_inner_product',
-        ];
+      ? `list_inner_product(r.embedding, ${vector})`
+      : `array_inner_product(r.embedding, ${vector}::FLOAT[${fixed}])`;
+  const places = candidatePlaces(query.limit);
+  const limit = p.scalar(query.limit);
+  // In estimate units (the query's norm times a cosine): twice the error, and the rounding of
+  // scores (a record up to 1e-10 below the limit-th can tie with it, and win on its id).
+  const margin = p.scalar(norm * (2 * estimateError(query.vector.length) + 10 ** -SCORE_DIGITS));
+  // A record whose norm is outside SAFE_NORMS (or unknown) is estimated as +inf: always a
+  // candidate. A zero vector scores NULL, which is never returned, so it is left out. The
+  // verdict: every visible record is a candidate, or the worst candidate's estimate is more than
+  // the margin below the limit-th finite estimate.
+  const rows = await s.all(
+    `WITH candidates AS MATERIALIZED (
+       SELECT id, embedding, estimate FROM (
+         SELECT r.id, r.embedding,
+                CASE WHEN r.embedding_norm BETWEEN ${p.scalar(SAFE_NORMS.min)} AND ${p.scalar(SAFE_NORMS.max)}
+                     THEN ${innerProduct} / r.embedding_norm
+                     ELSE 'inf'::DOUBLE END AS estimate
+         FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding, r.embedding_norm')}) r
+         WHERE r.embedding IS NOT NULL AND r.embedding_norm IS DISTINCT FROM 0
+       ) estimated
+       ORDER BY estimate DESC, id ASC
+       LIMIT ${p.scalar(places)}
+     ),
+     verdict AS (
+       SELECT count(*) < ${p.scalar(places)} OR coalesce(min(estimate) < list_sort(
+                list(estimate) FILTER (WHERE estimate < 'inf'::DOUBLE), 'DESC')[${limit}] - ${margin},
+              false) AS exact
+       FROM candidates
+     ),
+     top AS (
+       SELECT id, round(${similarity}, ${SCORE_DIGITS}) AS score FROM candidates
+       ORDER BY score DESC, id ASC
+       LIMIT ${limit}
+     )
+     SELECT verdict.exact, ${RECORD_COLUMNS}, top.score
+     FROM verdict LEFT JOIN (top JOIN mnemo_records r ON r.id = top.id) ON TRUE
+     ORDER BY top.score DESC NULLS LAST, r.id ASC`,
+    p,
+  );
+  if (rows[0]?.exact !== true) return null;
+  return rows.filter((row) => row.id !== null).map(toScored);
+}
+
+/** Every visible similarity in DOUBLE. */
+async function searchVectorExactly(
+  s: Session,
+  query: VectorQuery,
+  fixed: number | null,
+): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const vector = p.floats(query.vector);
+  const [similarity, innerProduct] = exactCosine(vector, fixed);
   // The top ids first, then their rows: only the winners fetch content and metadata. A NULL
   // score sorts last, so the top holds every real score there is before any NULL, and NULLs
   // are dropped only after the limit: a test on the score before it was pushed into the scan
-  // by DuckDB, which then computed each similarity twice.
+  // by DuckDB, which then computed each similarity twice. A stored zero vector's norm is
+  // computed only when its similarity is exactly -1.
   const rows = await s.all(
     `WITH top AS (
        SELECT id, score FROM (
@@ -537,6 +653,10 @@ export async function insertRecords(
       BIGINT,
       records.map((r) => millis(r.lastAccessedAt)),
     ),
+    column(
+      DOUBLE,
+      records.map((r) => (r.embedding === null ? null : vectorNorm(r.embedding))),
+    ),
   ]);
   // Only live records have postings (an imported deleted record has no terms anyway).
   const postings = inputs.flatMap(({ record: r, terms, docLength }) =>
@@ -654,7 +774,7 @@ export async function redactRecords(
   const p = new Params();
   await s.exec(
     `UPDATE mnemo_records
-     SET content = ${p.scalar(content)}, metadata = '{}', embedding = NULL, doc_length = 0,
+     SET content = ${p.scalar(content)}, metadata = '{}', embedding = NULL, embedding_norm = NULL, doc_length = 0,
          plan_tokens = NULL, plan_token_count = NULL, deleted_at = ${p.time(at)}, updated_at = ${p.time(at)}
      WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
     p,

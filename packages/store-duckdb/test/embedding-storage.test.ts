@@ -5,7 +5,7 @@ import { createEngine } from '@mnemo/core';
 import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
-import { queryFile, runOnFile } from './raw-file.js';
+import { BEFORE_EMBEDDING_NORMS, queryFile, runOnFile } from './raw-file.js';
 
 let folder: string;
 const cleanup: (() => unknown)[] = [];
@@ -71,8 +71,9 @@ describe('DuckDB embedding storage', () => {
   it('migrates a file whose embeddings were compressed, keeping every value', async () => {
     const path = join(folder, 'old.duckdb');
     await fill(path, 64);
-    // The file as an earlier version left it: embeddings rewritten under DuckDB's defaults.
+    // The file as version 5 left it: embeddings rewritten under DuckDB's defaults.
     await runOnFile(path, [
+      ...BEFORE_EMBEDDING_NORMS,
       'UPDATE mnemo_records SET embedding = embedding',
       'DELETE FROM mnemo_migrations WHERE version = 6',
       'CHECKPOINT',

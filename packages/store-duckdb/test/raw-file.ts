@@ -32,3 +32,14 @@ export async function runOnFile(path: string, statements: readonly string[]): Pr
     instance.closeSync();
   }
 }
+
+/**
+ * Takes a file back to how schema version 6 left it: no embedding norms. (DuckDB drops no
+ * column of a table with an index, so the index goes and comes back.)
+ */
+export const BEFORE_EMBEDDING_NORMS: readonly string[] = [
+  'DROP INDEX mnemo_records_dedup_key',
+  'ALTER TABLE mnemo_records DROP COLUMN embedding_norm',
+  'CREATE INDEX mnemo_records_dedup_key ON mnemo_records (dedup_key)',
+  'DELETE FROM mnemo_migrations WHERE version = 7',
+];
