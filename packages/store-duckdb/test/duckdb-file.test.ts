@@ -1,25 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createEngine } from '@mnemo/core';
 import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
+import { useTempFolder } from './temp-folder.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-let folder: string;
-const cleanup: (() => unknown)[] = [];
-
-beforeEach(() => {
-  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-file-'));
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  rmSync(folder, { recursive: true, force: true });
-});
+const { file, cleanup } = useTempFolder('mnemo-duckdb-file-');
 
 function open(path: string, ids = createSequentialIds()) {
   const store = createDuckDBStore({ path });
@@ -30,7 +20,7 @@ function open(path: string, ids = createSequentialIds()) {
 
 describe('DuckDB file store', () => {
   it('keeps records and the audit chain across close and reopen', async () => {
-    const path = join(folder, 'm.duckdb');
+    const path = file('m.duckdb');
     const first = open(path);
     await first.engine.init();
     const { id } = await first.engine
@@ -52,7 +42,7 @@ describe('DuckDB file store', () => {
   });
 
   it('reports a file held by another process as STORE_UNAVAILABLE with a clear message', async () => {
-    const path = join(folder, 'held.duckdb');
+    const path = file('held.duckdb');
     const holder: ChildProcess = spawn(
       process.execPath,
       [
@@ -79,7 +69,7 @@ describe('DuckDB file store', () => {
   });
 
   it('redaction erases the content and metadata from the row and the index, keeping the hash', async () => {
-    const path = join(folder, 'r.duckdb');
+    const path = file('r.duckdb');
     const { engine, store } = open(path);
     await engine.init();
     const a = engine.as('agent-a');

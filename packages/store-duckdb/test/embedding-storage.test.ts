@@ -1,22 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEngine } from '@mnemo/core';
 import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
 import { BEFORE_EMBEDDING_NORMS, queryFile, runOnFile } from './raw-file.js';
+import { useTempFolder } from './temp-folder.js';
 
-let folder: string;
-const cleanup: (() => unknown)[] = [];
-
-beforeEach(() => {
-  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-embeddings-'));
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  rmSync(folder, { recursive: true, force: true });
-});
+const { file, cleanup } = useTempFolder('mnemo-duckdb-embeddings-');
 
 function open(path: string, vectorDimensions?: number) {
   const store = createDuckDBStore({ path, vectorDimensions });
@@ -63,13 +52,13 @@ describe('DuckDB embedding storage', () => {
     ['a FLOAT[n] array', 64, ['Constant', 'RLE']],
     ['a FLOAT[] list', undefined, ['BitPacking', 'Constant', 'RLE']],
   ])('saves embeddings in %s without ALP', async (_kind, vectorDimensions, compressions) => {
-    const path = join(folder, 'm.duckdb');
+    const path = file('m.duckdb');
     await fill(path, vectorDimensions);
     expect(await embeddingCompression(path)).toEqual(compressions);
   });
 
   it('migrates a file whose embeddings were compressed, keeping every value', async () => {
-    const path = join(folder, 'old.duckdb');
+    const path = file('old.duckdb');
     await fill(path, 64);
     // The file as version 5 left it: embeddings rewritten under DuckDB's defaults.
     await runOnFile(path, [

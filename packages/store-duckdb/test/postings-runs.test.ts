@@ -1,23 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEngine, termFrequencies } from '@mnemo/core';
 import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
 import { MERGE_FANOUT, runsToMerge } from '../src/postings-runs.js';
 import { queryFile } from './raw-file.js';
+import { useTempFolder } from './temp-folder.js';
 
-let folder: string;
-const cleanup: (() => unknown)[] = [];
-
-beforeEach(() => {
-  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-runs-'));
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  rmSync(folder, { recursive: true, force: true });
-});
+const { file, cleanup } = useTempFolder('mnemo-duckdb-runs-');
 
 function open(path: string, postingsRunSize?: number) {
   const store = createDuckDBStore({ path, postingsRunSize });
@@ -52,9 +41,9 @@ describe('runsToMerge', () => {
 
 describe('DuckDB postings sorted by term, in runs', () => {
   it('moves every posting exactly once, keeps each run in term key order and merges runs of a size', async () => {
-    const path = join(folder, 'runs.duckdb');
+    const path = file('runs.duckdb');
     const sorted = open(path, 40);
-    const unsorted = open(join(folder, 'unsorted.duckdb'));
+    const unsorted = open(file('unsorted.duckdb'));
     await sorted.engine.init();
     await unsorted.engine.init();
     for (const content of TEXTS) {
@@ -108,7 +97,7 @@ describe('DuckDB postings sorted by term, in runs', () => {
   });
 
   it('init() sorts the postings of a file written in write order', async () => {
-    const path = join(folder, 'old.duckdb');
+    const path = file('old.duckdb');
     const first = open(path);
     await first.engine.init();
     for (const content of TEXTS.slice(0, 20))
@@ -130,7 +119,7 @@ describe('DuckDB postings sorted by term, in runs', () => {
   });
 
   it('forgets the sorted postings of more records than it names by key (1,030)', async () => {
-    const path = join(folder, 'bulk.duckdb');
+    const path = file('bulk.duckdb');
     const { store, engine } = open(path, 100);
     await engine.init();
     const agent = engine.as('agent-a');

@@ -1,22 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEngine, type Embedder, REDACTED_CONTENT } from '@mnemo/core';
 import { cosineReference, createManualClock, createSequentialIds } from '@mnemo/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
 import { BEFORE_EMBEDDING_NORMS, queryFile, runOnFile } from './raw-file.js';
+import { useTempFolder } from './temp-folder.js';
 
-let folder: string;
-const cleanup: (() => unknown)[] = [];
-
-beforeEach(() => {
-  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-vector-search-'));
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  rmSync(folder, { recursive: true, force: true });
-});
+const { file, cleanup } = useTempFolder('mnemo-duckdb-vector-search-');
 
 /** An embedder that returns the vector listed for each text. */
 function tableEmbedder(vectors: ReadonlyMap<string, readonly number[]>): Embedder {
@@ -37,7 +26,7 @@ function tableEmbedder(vectors: ReadonlyMap<string, readonly number[]>): Embedde
 
 async function openWith(
   vectors: ReadonlyMap<string, readonly number[]>,
-  path = join(folder, 'v.duckdb'),
+  path = file('v.duckdb'),
   ids = createSequentialIds(),
 ) {
   const store = createDuckDBStore({ path, vectorDimensions: 3 });
@@ -126,7 +115,7 @@ describe('DuckDB vector search', () => {
   });
 
   it('keeps each embedding’s norm, and computes it for a file saved without one', async () => {
-    const path = join(folder, 'norms.duckdb');
+    const path = file('norms.duckdb');
     const vectors = new Map<string, number[]>([
       ['query', [1, 2, 2]],
       ['a', [3, 4, 0]],
