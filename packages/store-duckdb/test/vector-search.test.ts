@@ -26,10 +26,11 @@ function tableEmbedder(vectors: ReadonlyMap<string, readonly number[]>): Embedde
 
 async function openWith(
   vectors: ReadonlyMap<string, readonly number[]>,
+  vectorDimensions: number | undefined,
   path = file('v.duckdb'),
   ids = createSequentialIds(),
 ) {
-  const store = createDuckDBStore({ path, vectorDimensions: 3 });
+  const store = createDuckDBStore({ path, vectorDimensions });
   const engine = createEngine({
     store,
     embedder: tableEmbedder(vectors),
@@ -59,7 +60,10 @@ function exactRanking(
     .map(({ content }) => content);
 }
 
-describe('DuckDB vector search', () => {
+describe.each([
+  ['a FLOAT[3] array', 3],
+  ['a FLOAT[] list', undefined],
+])('DuckDB vector search, embeddings in %s', (_kind, vectorDimensions) => {
   // The search estimates every similarity in FLOAT and rescores only the best estimates in
   // DOUBLE. In FLOAT, 1 + (2^-24 - 2^-34) is 1, so `best` (the most similar, by 4e-8) is
   // estimated just below the 100 near-ties, which fill every candidate place and differ by
@@ -72,7 +76,7 @@ describe('DuckDB vector search', () => {
       ['best', [1, 2 ** -24 - 2 ** -34, 0]],
       ...ties.map((tie, i): [string, number[]] => [tie, [1, 0, i * 2 ** -31]]),
     ]);
-    const agent = await openWith(vectors);
+    const agent = await openWith(vectors, vectorDimensions);
     await agent.rememberMany(['best', ...ties].map((content) => ({ content })));
 
     const { hits } = await agent.recall({ query: 'query', strategy: 'semantic', limit: 3 });
@@ -103,7 +107,7 @@ describe('DuckDB vector search', () => {
       ['plain query', [1, 0.5, 0.25]],
     ]);
     const stored = ['huge a', 'huge b', 'tiny a', 'tiny b', ...plain];
-    const agent = await openWith(vectors);
+    const agent = await openWith(vectors, vectorDimensions);
     await agent.rememberMany(stored.map((content) => ({ content })));
 
     for (const query of ['huge query', 'tiny query', 'plain query']) {
@@ -126,7 +130,7 @@ describe('DuckDB vector search', () => {
     const norms = () =>
       queryFile(path, 'SELECT content, embedding_norm FROM mnemo_records ORDER BY id');
     const ids = createSequentialIds();
-    const first = await openWith(vectors, path, ids);
+    const first = await openWith(vectors, vectorDimensions, path, ids);
     const [, , c] = await first.rememberMany(['a', 'b', 'c'].map((content) => ({ content })));
     await first.forget({ ids: [c?.id as string], mode: 'redact' });
     await cleanup.pop()?.();
@@ -138,7 +142,7 @@ describe('DuckDB vector search', () => {
     expect(await norms()).toEqual(saved);
 
     await runOnFile(path, BEFORE_EMBEDDING_NORMS);
-    const reopened = await openWith(vectors, path, ids);
+    const reopened = await openWith(vectors, vectorDimensions, path, ids);
     await reopened.remember({ content: 'd' });
     const { hits } = await reopened.recall({ query: 'query', strategy: 'semantic' });
     expect(hits.map((hit) => [hit.record.content, hit.score])).toEqual([
