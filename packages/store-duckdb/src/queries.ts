@@ -296,8 +296,9 @@ async function searchVectorByEstimates(
   // In estimate units (the query's norm times a cosine): twice the error, and the rounding of
   // scores (a record up to 1e-10 below the limit-th can tie with it, and win on its id).
   const margin = p.scalar(norm * (2 * estimateError(query.vector.length) + 10 ** -SCORE_DIGITS));
-  // A record whose norm is outside SAFE_NORMS (or unknown) is estimated as +inf: always a
-  // candidate. A zero vector scores NULL, which is never returned, so it is left out. The
+  // A record whose norm is outside SAFE_NORMS is estimated as +inf: always a candidate.
+  // (Every embedding has its norm: written with it, computed by migration 7, cleared with
+  // it.) A zero vector scores NULL, which is never returned, so it is left out. The
   // verdict: every visible record is a candidate, or the worst candidate's estimate is more than
   // the margin below the limit-th finite estimate.
   const rows = await s.all(
