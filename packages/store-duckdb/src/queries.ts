@@ -238,7 +238,7 @@ function estimateError(n: number): number {
 /** Candidates the estimating pass of a vector search rescores, for `limit` results. */
 const candidatePlaces = (limit: number) => 4 * limit + 64;
 
-/** The cosine of column `embedding` and the query vector, in DOUBLE, and the inner product's name. */
+/** The cosine of column `embedding` and the query vector, in DOUBLE, and the column's inner product function. */
 function exactCosine(vector: string, fixed: number | null): [string, string] {
   return fixed === null
     ? [`list_cosine_similarity(embedding::DOUBLE[], ${vector}::DOUBLE[])`, 'list_inner_product']
@@ -286,11 +286,8 @@ async function searchVectorByEstimates(
 ): Promise<ScoredRecord[] | null> {
   const p = new Params();
   const vector = p.floats(query.vector);
-  const [similarity] = exactCosine(vector, fixed);
-  const innerProduct =
-    fixed === null
-      ? `list_inner_product(r.embedding, ${vector})`
-      : `array_inner_product(r.embedding, ${vector}::FLOAT[${fixed}])`;
+  const [similarity, innerProduct] = exactCosine(vector, fixed);
+  const estimateProduct = `${innerProduct}(r.embedding, ${fixed === null ? vector : `${vector}::FLOAT[${fixed}]`})`;
   const places = candidatePlaces(query.limit);
   const limit = p.scalar(query.limit);
   // In estimate units (the query's norm times a cosine): twice the error, and the rounding of
@@ -306,7 +303,7 @@ async function searchVectorByEstimates(
        SELECT id, embedding, estimate FROM (
          SELECT r.id, r.embedding,
                 CASE WHEN r.embedding_norm BETWEEN ${p.scalar(SAFE_NORMS.min)} AND ${p.scalar(SAFE_NORMS.max)}
-                     THEN ${innerProduct} / r.embedding_norm
+                     THEN ${estimateProduct} / r.embedding_norm
                      ELSE 'inf'::DOUBLE END AS estimate
          FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding, r.embedding_norm')}) r
          WHERE r.embedding IS NOT NULL AND r.embedding_norm IS DISTINCT FROM 0
