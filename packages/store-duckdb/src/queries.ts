@@ -171,12 +171,16 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   const b = p.scalar(BM25_B);
   const rows = await s.all(
     `WITH ${sources},
-     df AS (SELECT place, count(*)::DOUBLE AS df FROM hits GROUP BY place),
+     -- Each term's idf beside the collection's avgdl, computed once per term: joining every
+     -- hit to the statistics instead made lexical recall at 100k records about 10 % slower.
+     terms AS (
+       SELECT d.place, ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) AS idf, st.avgdl
+       FROM (SELECT place, count(*)::DOUBLE AS df FROM hits GROUP BY place) d CROSS JOIN stats st
+     ),
      scored AS (
        SELECT h.record_id,
-              round(sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl))), ${SCORE_DIGITS}) AS score
-       FROM hits h JOIN df d ON d.place = h.place CROSS JOIN stats st
+              round(sum(t.idf * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / t.avgdl))), ${SCORE_DIGITS}) AS score
+       FROM hits h JOIN terms t ON t.place = h.place
        GROUP BY h.record_id
      ),
      -- The top ids first, so only they fetch their rows (content, embedding): joining every
