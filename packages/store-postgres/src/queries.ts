@@ -489,7 +489,7 @@ export async function insertRecords(
     statements.push(
       `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
        SELECT x.id, t.term, t.tf, x.agent_id, coalesce(x.org_id, ''), x.scope, x.expires_at, x.doc_length
-       FROM unnest(${int(postings.map((x) => x.n))}, ${p.texts(postings.map((x) => x.term))},
+       FROM unnest(${int(postings.map((x) => x.n))}, ${text(postings.map((x) => x.term))},
                    ${int(postings.map((x) => x.tf))}) AS t(n, term, tf)
        JOIN src x ON x.n = t.n`,
     );
