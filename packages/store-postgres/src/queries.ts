@@ -395,8 +395,9 @@ export async function findLiveDuplicates(
     `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${lock.texts([...dedupKeys].sort())}) AS k`,
     lock,
   );
+  // A lookup by key: planned per call, never prepared (see Session).
   const p = new Params();
-  const rows = await s.allPrepared(
+  const rows = await s.all(
     `SELECT dedup_key, id, content_hash FROM ${s.schema}.mnemo_records
      WHERE dedup_key = ANY(${p.texts(dedupKeys)}) AND deleted_at IS NULL
        AND (expires_at IS NULL OR expires_at > ${p.time(now)})
@@ -568,7 +569,7 @@ async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<v
  */
 async function lockRecords(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
-  await s.allPrepared(
+  await s.all(
     `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)}) ORDER BY id COLLATE "C" FOR UPDATE`,
     p,
   );
@@ -647,7 +648,7 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
 export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
   await lockRecords(s, ids);
   const p = new Params();
-  await s.execPrepared(
+  await s.exec(
     `UPDATE ${s.schema}.mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
      WHERE id = ANY(${p.texts(ids)})`,
     p,
