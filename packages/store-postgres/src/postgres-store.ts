@@ -1,17 +1,20 @@
 import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
-import pg from 'pg';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
-import type { PostgresClient, PostgresPool } from './pool.js';
+import { ownPool, type PostgresClient, type PostgresPool } from './pool.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
 
 export interface PostgresStoreOptions {
-  /** A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`); `close()` leaves it open. */
+  /**
+   * A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`);
+   * `close()` leaves it open. Turn JIT compilation off on its connections
+   * (`options: '-c jit=off'`), as the store's own pool does (see `ownPool`).
+   */
   pool?: PostgresPool;
-  /** Or a connection string: the store creates and owns a `pg.Pool`. */
+  /** Or a connection string: the store creates and owns a `pg.Pool`, with JIT compilation off. */
   connectionString?: string;
   /** Schema holding the tables (created if missing), so several stores can share a database. Default `mnemo`. */
   schema?: string;
@@ -93,20 +96,6 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
       throw invalid(key, 'must be a positive integer');
   }
   return new PostgresStore(options, `"${schema}"`);
-}
-
-function ownPool(options: PostgresStoreOptions): PostgresPool {
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
-    query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
-  });
-  // An idle client losing its connection (a server restart) must not crash the process;
-  // the pool drops it and the next query reports STORE_UNAVAILABLE or reconnects.
-  pool.on('error', () => undefined);
-  return pool as unknown as PostgresPool;
 }
 
 class PostgresStore implements MemoryStore {
