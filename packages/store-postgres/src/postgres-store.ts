@@ -33,12 +33,12 @@ export interface PostgresStoreOptions {
    */
   vectorDimensions?: number;
   /**
-   * Run the statements every write repeats (dedup lock, audit head, record
-   * and audit inserts) as named prepared statements, parsed and planned once
-   * per connection: one `remember` at a time, about 45 % more per second.
-   * Lookups of rows by key are planned on every call either way (a cached
-   * plan made while a table was small would stay a sequential scan as it
-   * grows). Turn off behind a pooler that cannot carry prepared statements
+   * Run the statements every write repeats (dedup lock and one-key lookup,
+   * audit head, record and audit inserts) as named prepared statements,
+   * parsed and planned once per connection: one `remember` at a time, about
+   * 45 % more per second. Lookups of many rows by key are planned on every
+   * call either way (a cached plan made while a table was small would stay a
+   * sequential scan as it grows, for every key). Turn off behind a pooler that cannot carry prepared statements
    * across its server connections (PgBouncer before 1.21 in transaction
    * mode), or for a pool-like double that only takes query strings. Default
    * true.

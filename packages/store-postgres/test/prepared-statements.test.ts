@@ -43,16 +43,17 @@ describePostgres('prepared statements', () => {
     expect(await preparedNames(pool)).toEqual([]);
     await a.remember({ content: 'first note' });
     const first = await preparedNames(pool);
-    // Dedup lock, audit head, records with postings and statistics, audit events.
-    expect(first).toHaveLength(4);
+    // Dedup lock, dedup lookup, audit head, records with postings and statistics, audit events.
+    expect(first).toHaveLength(5);
     expect(first.every((name) => /^mnemo_[0-9a-f]{40}$/.test(name))).toBe(true);
     for (let i = 0; i < 10; i += 1) await a.remember({ content: `note ${i}` });
     expect(await preparedNames(pool)).toEqual(first);
   });
 
-  it('prepares no statement that looks records up by key', async () => {
+  it('prepares no statement that looks up many records by key', async () => {
     // A prepared lookup soon runs a cached plan chosen for the table's size when it was made,
-    // a sequential scan if the table was a few pages (see Session).
+    // a sequential scan if the table was a few pages (see Session). A lone remember's one-key
+    // dedup lookup is prepared; rememberMany's, the access counts' and the row locks' are not.
     const pool = onePool();
     const a = (await engineOn(pool as unknown as PostgresPool)).as('agent-a');
     const { id } = await a.remember({ content: 'hiking in the alps' });
@@ -73,6 +74,7 @@ describePostgres('prepared statements', () => {
     );
     expect(starts).toEqual([
       'INSERT INTO mnemo_audit_heads',
+      'SELECT dedup_key, id,',
       'SELECT pg_advisory_xact_lock(hashtextextended(k, 0))',
       'WITH appended AS',
       'WITH src AS',
