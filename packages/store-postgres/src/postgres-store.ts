@@ -11,7 +11,7 @@ export interface PostgresStoreOptions {
   /**
    * A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`);
    * `close()` leaves it open. Turn JIT compilation off on its connections
-   * (`options: '-c jit=off'`), as the store's own pool does (see `ownPool`).
+   * (`options: '-c jit=off'`), as the pool the store creates does.
    */
   pool?: PostgresPool;
   /** Or a connection string: the store creates and owns a `pg.Pool`, with JIT compilation off. */
@@ -36,12 +36,12 @@ export interface PostgresStoreOptions {
    * Run the statements every write repeats (dedup lock and one-key lookup,
    * audit head, record and audit inserts) as named prepared statements,
    * parsed and planned once per connection: one `remember` at a time, about
-   * 45 % more per second. Lookups of many rows by key are planned on every
+   * 70 % more per second. Lookups of many rows by key are planned on every
    * call either way (a cached plan made while a table was small would stay a
-   * sequential scan as it grows, for every key). Turn off behind a pooler that cannot carry prepared statements
-   * across its server connections (PgBouncer before 1.21 in transaction
-   * mode), or for a pool-like double that only takes query strings. Default
-   * true.
+   * sequential scan as it grows, for every key). Turn off behind a pooler
+   * that cannot carry prepared statements across its server connections
+   * (PgBouncer before 1.21 in transaction mode), or for a pool-like double
+   * that only takes query strings. Default true.
    */
   prepareStatements?: boolean;
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
