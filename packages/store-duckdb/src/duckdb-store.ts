@@ -2,19 +2,24 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import {
   type AuditHead,
   type Grant,
+  type LexicalQuery,
   type MemoryStore,
   MnemoError,
   type PlanStats,
+  type ScoredRecord,
   type StoreTx,
+  type TermFrequency,
 } from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
+import { type IndexedDocument, LexicalIndex } from './lexical-index.js';
+import { loadLexicalIndex, recordsById } from './lexical-queries.js';
 import { MIGRATIONS } from './migrations.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
 import { countFreshPostings, DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
-import { Params } from './sql.js';
+import { noFilters, Params } from './sql.js';
 
 /** The name the store's file is attached under. */
 const CATALOG = 'mnemo';
@@ -62,6 +67,16 @@ export interface DuckDBStoreOptions {
    * (default 131,072, about 8,000 records). See "Lexical index" in the README.
    */
   postingsRunSize?: number;
+  /**
+   * Where lexical search without filters runs (default `'memory'`): on an
+   * index of every live record's postings in this process's memory, loaded
+   * from the file by the first such search and kept in step with every
+   * commit (at 100,000 records: about 60 MB, loaded in about 1.5 s), or
+   * `'sql'`, in a query over the tables. Both give the same answers;
+   * searches with filters always run in SQL. See "Lexical search in memory"
+   * in the README.
+   */
+  lexicalIndex?: 'memory' | 'sql';
 }
 
 /**
@@ -91,6 +106,12 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
       details: { field: 'postingsRunSize' },
     });
   }
+  const lexical = options.lexicalIndex;
+  if (lexical !== undefined && lexical !== 'memory' && lexical !== 'sql') {
+    throw new MnemoError('INVALID_INPUT', "lexicalIndex: must be 'memory' or 'sql'", {
+      details: { field: 'lexicalIndex' },
+    });
+  }
   return new DuckDBStore(options);
 }
 
@@ -106,6 +127,9 @@ class DuckDBStore implements MemoryStore {
   private readonly heads = new Map<string, AuditHead>();
   // Every live plan's signature, in step with committed writes (see PlanIndex).
   private readonly plans = new PlanIndex();
+  // Every live record's postings, in step with committed writes once loaded (see LexicalIndex).
+  private lexical: LexicalIndex | null = null;
+  private lexicalLoading: Promise<LexicalIndex> | null = null;
   // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
   private fixedDimensions: number | null = null;
   // The embedding size once committed (it never changes after): saves a read per write.
@@ -286,6 +310,7 @@ class DuckDBStore implements MemoryStore {
       const advanced = new Map<string, AuditHead>();
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
+      const lexicalChanges: LexicalChange[] = [];
       const seen = { dimensions: this.dimensions, postings: 0 };
       const result = await this.inTransaction(writer, () =>
         fn(
@@ -296,6 +321,7 @@ class DuckDBStore implements MemoryStore {
             seen,
             dedupKeys: () => this.loadDedupKeys(writer),
             planChanges,
+            lexicalChanges,
           }),
         ),
       );
@@ -309,6 +335,15 @@ class DuckDBStore implements MemoryStore {
         else if (change.kind === 'grant') this.plans.grant(change.grant);
         else if (change.kind === 'touch') this.plans.touch(change.ids, change.at);
         else this.plans.putStats(change.stats);
+      }
+      // Before the load has run, the load reads these changes from the file instead.
+      const lexical = this.lexical;
+      if (lexical !== null) {
+        for (const change of lexicalChanges) {
+          if (change.kind === 'add') lexical.add(change.document, change.terms);
+          else if (change.kind === 'remove') lexical.remove(change.id);
+          else lexical.grant(change.grant);
+        }
       }
       return result;
     });
@@ -329,7 +364,62 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.getRecords(s, visibility, ids));
   list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
   searchLexical: MemoryStore['searchLexical'] = (query) =>
-    this.read((s) => queries.searchLexical(s, query));
+    this.options.lexicalIndex === 'sql' || !noFilters(query.filters)
+      ? this.read((s) => queries.searchLexical(s, query))
+      : this.searchLexicalInMemory(query);
+
+  /**
+   * Ranks on the lexical index, then reads the winners' rows. A forget that
+   * commits between the two leaves a winner missing or deleted: the index has
+   * it by the time the rows are read, so ranking again settles it (after a
+   * few tries, the SQL query answers instead).
+   */
+  private async searchLexicalInMemory(query: LexicalQuery): Promise<ScoredRecord[]> {
+    const index = await this.loadLexical();
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const ranked = index.search(query.visibility, query.terms, query.limit);
+      if (ranked.length === 0) return [];
+      const rows = await this.read((s) =>
+        recordsById(
+          s,
+          ranked.map(({ id }) => id),
+        ),
+      );
+      const hits: ScoredRecord[] = [];
+      for (const { id, score } of ranked) {
+        const record = rows.get(id);
+        if (record === undefined || record.deletedAt !== null) break;
+        hits.push({ record, score });
+      }
+      if (hits.length === ranked.length) return hits;
+    }
+    return this.read((s) => queries.searchLexical(s, query));
+  }
+
+  /** The lexical index, loaded on first use in the writer's queue, so between commits. */
+  private loadLexical(): Promise<LexicalIndex> {
+    if (this.lexicalLoading === null) {
+      let writer: Session;
+      try {
+        writer = this.openWriter();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const load = this.queue.then(async () => {
+        if (this.closed) throw storeClosed();
+        const index = new LexicalIndex();
+        await loadLexicalIndex(writer, index);
+        this.lexical = index;
+        return index;
+      });
+      this.queue = load.catch(() => undefined);
+      this.lexicalLoading = load.catch((error) => {
+        this.lexicalLoading = null;
+        throw error;
+      });
+    }
+    return this.lexicalLoading;
+  }
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
@@ -360,6 +450,12 @@ type PlanChange =
   | { kind: 'touch'; ids: readonly string[]; at: Date }
   | { kind: 'stats'; stats: PlanStats };
 
+/** A change of the lexical index, in the order the transaction made it. */
+type LexicalChange =
+  | { kind: 'add'; document: IndexedDocument; terms: readonly TermFrequency[] }
+  | { kind: 'remove'; id: string }
+  | { kind: 'grant'; grant: Grant };
+
 /** A dedup key (SHA-256 hex) as a number: its first 52 bits. */
 const dedupPrefix = (key: string): number => Number.parseInt(key.slice(0, 13), 16);
 
@@ -376,17 +472,23 @@ interface TransactionState {
   dedupKeys: () => Promise<Set<number>>;
   /** Plan index changes this transaction made, applied once it commits. */
   planChanges: PlanChange[];
+  /** Lexical index changes likewise. */
+  lexicalChanges: LexicalChange[];
 }
 
 function transactionOn(s: Session, state: TransactionState): StoreTx {
-  const { fixedDimensions, committed, advanced, seen, planChanges } = state;
+  const { fixedDimensions, committed, advanced, seen, planChanges, lexicalChanges } = state;
   // A size read inside the transaction is cached once it commits (see `transaction`).
   const dimensions = async () => {
     seen.dimensions ??= await queries.embeddingDimensions(s);
     return seen.dimensions;
   };
-  const dropPlans = (ids: readonly string[]) => {
-    for (const id of ids) planChanges.push({ kind: 'remove', id });
+  // A forgotten or redacted record leaves both indexes.
+  const drop = (ids: readonly string[]) => {
+    for (const id of ids) {
+      planChanges.push({ kind: 'remove', id });
+      lexicalChanges.push({ kind: 'remove', id });
+    }
   };
   return {
     get: (visibility, ids) => queries.getRecords(s, visibility, ids),
@@ -406,7 +508,15 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
       const known = await state.dedupKeys();
       for (const { dedupKey } of records) known.add(dedupPrefix(dedupKey));
       seen.postings += await queries.insertRecords(s, records, fixedDimensions);
-      for (const { record, isPlan, planTokens } of records) {
+      for (const { record, isPlan, planTokens, terms, docLength } of records) {
+        if (!isPlan && record.deletedAt === null) {
+          const { id, agentId, orgId, scope, expiresAt } = record;
+          lexicalChanges.push({
+            kind: 'add',
+            document: { id, agentId, orgId, scope, expiresAt, docLength },
+            terms,
+          });
+        }
         if (isPlan && planTokens !== null && record.deletedAt === null) {
           planChanges.push({
             kind: 'add',
@@ -418,11 +528,11 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     },
     deleteRecords: async (ids, mode, at) => {
       await queries.deleteRecords(s, ids, mode, at);
-      dropPlans(ids);
+      drop(ids);
     },
     redactRecords: async (ids, content, at) => {
       await queries.redactRecords(s, ids, content, at);
-      dropPlans(ids);
+      drop(ids);
     },
     lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
     putPlanStats: async (stats) => {
@@ -431,7 +541,10 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     },
     putGrants: async (grants) => {
       await queries.putGrants(s, grants);
-      for (const grant of grants) planChanges.push({ kind: 'grant', grant });
+      for (const grant of grants) {
+        planChanges.push({ kind: 'grant', grant });
+        lexicalChanges.push({ kind: 'grant', grant });
+      }
     },
     touch: async (ids, at) => {
       await queries.touch(s, ids, at);

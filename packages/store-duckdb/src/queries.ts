@@ -36,6 +36,7 @@ import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
+  noFilters,
   Params,
   permissionLevelExpression,
   RECORD_COLUMNS,
@@ -106,7 +107,7 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
   const p = new Params();
   const v = query.visibility;
-  const unfiltered = Object.values(query.filters).every((value) => value === undefined);
+  const unfiltered = noFilters(query.filters);
   // The postings of the query's terms, read before anything else filters them. Each distinct
   // term has a key (an integer computed here, so safe to inline) and a place in the query:
   // postings are found by key, checked by term as they are read (a key collision must not

@@ -1,5 +1,6 @@
 import type {
   DuckDBConnection,
+  DuckDBDataChunk,
   DuckDBInstance,
   DuckDBPreparedStatement,
   JS,
@@ -65,6 +66,23 @@ export class Session {
     try {
       const reader = await this.connection.runAndReadAll(sql, params?.values, params?.types);
       return reader.getRowObjectsJS();
+    } catch (error) {
+      throw mapDuckDBError(error, 'query');
+    }
+  }
+
+  /**
+   * Runs a query and hands its result to `onChunk` one data chunk (up to
+   * 2,048 rows) at a time, for results too large to turn into row objects.
+   */
+  async eachChunk(sql: string, onChunk: (chunk: DuckDBDataChunk) => void): Promise<void> {
+    try {
+      const result = await this.connection.stream(sql);
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (chunk === null || chunk.rowCount === 0) return;
+        onChunk(chunk);
+      }
     } catch (error) {
       throw mapDuckDBError(error, 'query');
     }

@@ -9,10 +9,12 @@ import { tamperStatements } from './tamper.js';
 
 // Postings sorted into a run after every write, so every case runs on the term-ordered
 // table and its merges; the file store below keeps them in write order (the default run
-// size is never reached by a test).
+// size is never reached by a test). This one searches in SQL only, the file store on the
+// in-memory lexical index (the default), so the suite proves both.
 runConformanceSuite(vitest, {
-  name: 'duckdb :memory:, postings sorted after each write',
-  createStore: () => createDuckDBStore({ path: ':memory:', postingsRunSize: 1 }),
+  name: 'duckdb :memory:, postings sorted after each write, lexical search in SQL',
+  createStore: () =>
+    createDuckDBStore({ path: ':memory:', postingsRunSize: 1, lexicalIndex: 'sql' }),
 });
 
 const folders = new WeakMap<object, string>();

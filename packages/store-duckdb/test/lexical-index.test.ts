@@ -1,0 +1,220 @@
+import { createEngine, type MemoryHandle, type MemoryStore } from '@mnemo/core';
+import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
+import { LexicalIndex } from '../src/lexical-index.js';
+import { useTempFolder } from './temp-folder.js';
+
+const { file, cleanup } = useTempFolder('mnemo-lexical-index-');
+
+const WORDS = [
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'river',
+  'mountain',
+  'coffee',
+  'tea',
+  'meeting',
+  'project',
+  'deadline',
+  'garden',
+  'music',
+  'travel',
+  'paris',
+  'budget',
+];
+const AGENTS = ['ann', 'bob', 'cy'];
+const QUERIES = [
+  'alpha',
+  'beta gamma',
+  'river mountain travel',
+  'coffee tea meeting project',
+  'paris budget deadline garden music',
+  'delta alpha alpha',
+  'nothing matches this',
+];
+
+/** A deterministic pseudo-random sequence (so both stores see exactly the same operations). */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+/**
+ * The same operations, in the same order, at the same instants, on a store whose
+ * lexical search runs on the in-memory index and on one that runs it in SQL: every
+ * unfiltered lexical recall must return the same records with the same scores.
+ */
+async function run(
+  options: Omit<DuckDBStoreOptions, 'lexicalIndex'>,
+  lexicalIndex: 'memory' | 'sql',
+  steps: (ctx: Context) => Promise<void>,
+): Promise<string[]> {
+  const store = createDuckDBStore({ ...options, lexicalIndex });
+  const context = await open(store);
+  cleanup.push(() => context.close());
+  await steps(context);
+  return context.answers;
+}
+
+interface Context {
+  readonly clock: ReturnType<typeof createManualClock>;
+  readonly handles: Record<string, MemoryHandle>;
+  readonly written: { id: string; owner: string; scope: string }[];
+  readonly answers: string[];
+  ask(label: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function open(store: MemoryStore, readAuditing = true): Promise<Context> {
+  const clock = createManualClock('2026-03-01T00:00:00.000Z');
+  const engine = createEngine({ store, clock, ids: createSequentialIds(), readAuditing });
+  await engine.init();
+  const handles: Record<string, MemoryHandle> = {};
+  for (const agent of AGENTS) handles[agent] = engine.as(agent);
+  handles.other = engine.as('ann', { orgId: 'acme' });
+  const answers: string[] = [];
+  return {
+    clock,
+    handles,
+    written: [],
+    answers,
+    async ask(label) {
+      for (const [name, handle] of Object.entries(handles)) {
+        for (const query of QUERIES) {
+          const { hits } = await handle.recall({ query, strategy: 'lexical', limit: 7 });
+          answers.push(
+            `${label} ${name} "${query}": ${hits.map((h) => `${h.record.id}=${h.score}`).join(' ')}`,
+          );
+        }
+      }
+    },
+    close: () => engine.close(),
+  };
+}
+
+async function scenario(ctx: Context): Promise<void> {
+  const next = random(7);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  const write = async (count: number) => {
+    for (let i = 0; i < count; i += 1) {
+      const owner = pick([...AGENTS, 'other']);
+      const words = Array.from({ length: 1 + Math.floor(next() * 8) }, () => pick(WORDS));
+      const expires = next() < 0.1;
+      const scope = pick(['private', 'shared', 'public', 'global'] as const);
+      const { id } = await (ctx.handles[owner] as MemoryHandle).remember({
+        content: `${words.join(' ')} note ${ctx.written.length}`,
+        scope,
+        ...(expires ? { expiresAt: new Date(ctx.clock.now().getTime() + 60_000) } : {}),
+      });
+      ctx.written.push({ id, owner, scope });
+      ctx.clock.advance(1_000);
+    }
+  };
+  await write(60);
+  await ctx.ask('first');
+  // Grants (one expiring), forgets of every kind and a batch, after the index exists.
+  const ann = ctx.handles.ann as MemoryHandle;
+  const owned = ctx.written.filter((w) => w.owner === 'ann');
+  const shared = owned.filter((w) => w.scope === 'shared').map((w) => w.id);
+  if (shared.length < 3) throw new Error('scenario: too few shared records of ann');
+  await ann.share({ recordId: shared[0] as string, with: ['bob'] });
+  await ann.share({
+    recordId: shared[1] as string,
+    with: ['bob', 'cy'],
+    expiresAt: new Date(ctx.clock.now().getTime() + 5_000),
+  });
+  await ann.share({ recordId: shared[2] as string, with: ['cy'] });
+  const forgettable = owned.filter((w) => w.scope !== 'shared').map((w) => w.id);
+  if (forgettable.length < 4) throw new Error('scenario: too few other records of ann');
+  await ann.forget({ ids: forgettable.slice(0, 2) });
+  await ann.forget({ ids: forgettable.slice(2, 3), mode: 'hard' });
+  await ann.forget({ ids: forgettable.slice(3, 4), mode: 'redact' });
+  await ctx.ask('after forgets');
+  await ann.rememberMany(
+    Array.from({ length: 30 }, (_, i) => ({ content: `${pick(WORDS)} ${pick(WORDS)} batch ${i}` })),
+  );
+  ctx.clock.advance(10_000); // the expiring grant lapses
+  await ctx.ask('after batch');
+  ctx.clock.advance(60_000); // the expiring records lapse
+  await write(20);
+  await ctx.ask('after expiry');
+}
+
+describe('lexical search on the in-memory index', () => {
+  it('answers unfiltered lexical recalls exactly as the SQL query does, through every kind of change', async () => {
+    const sql = await run({ path: ':memory:' }, 'sql', scenario);
+    const memory = await run({ path: ':memory:' }, 'memory', scenario);
+    expect(sql.length).toBe(4 * 4 * QUERIES.length);
+    expect(sql.filter((answer) => answer.endsWith(': ')).length).toBeLessThan(sql.length / 2);
+    expect(memory).toEqual(sql);
+  });
+
+  it('loads a file written earlier (sorted and fresh postings) and answers as the SQL query does', async () => {
+    const path = file('lexical.duckdb');
+    // Write with a small run size so some postings are sorted into runs and some are fresh.
+    await run({ path, postingsRunSize: 50 }, 'sql', scenario);
+    await (cleanup.pop() as () => Promise<void>)();
+    const reopen = async (lexicalIndex: 'memory' | 'sql') => {
+      const store = createDuckDBStore({ path, lexicalIndex, postingsRunSize: 50 });
+      // Read auditing off: the reopened engine's sequential ids would repeat the events' ids.
+      const context = await open(store, false);
+      context.clock.set('2026-03-01T01:00:00.000Z');
+      await context.ask('reopened');
+      await context.close();
+      return context.answers;
+    };
+    const sql = await reopen('sql');
+    const memory = await reopen('memory');
+    expect(sql.filter((answer) => answer.endsWith(': ')).length).toBeLessThan(sql.length / 2);
+    expect(memory).toEqual(sql);
+  });
+
+  it('rejects an unknown lexicalIndex option', () => {
+    expect(() =>
+      createDuckDBStore({ path: ':memory:', lexicalIndex: 'disk' as unknown as 'sql' }),
+    ).toThrow(/lexicalIndex/);
+  });
+});
+
+describe('LexicalIndex', () => {
+  const visibility = { agentId: 'ann', orgId: null, now: new Date('2026-03-01T00:00:00.000Z') };
+  const document = (i: number) => ({
+    id: `r${String(i).padStart(5, '0')}`,
+    agentId: 'ann',
+    orgId: null,
+    scope: 'private',
+    expiresAt: null,
+    docLength: 1 + (i % 7),
+  });
+  const terms = (i: number) => [
+    { term: 'common', tf: 1 + (i % 3) },
+    ...(i % 5 === 0 ? [{ term: 'rare', tf: 1 }] : []),
+  ];
+
+  it('ranks the same after most records are removed (and the lists are rebuilt) as an index of the rest', () => {
+    const churned = new LexicalIndex();
+    const fresh = new LexicalIndex();
+    for (let i = 0; i < 3_000; i += 1) churned.add(document(i), terms(i));
+    for (let i = 0; i < 3_000; i += 1) {
+      if (i % 3 === 0) fresh.add(document(i), terms(i));
+      else churned.remove(document(i).id);
+    }
+    churned.add(document(3_000), terms(3_000));
+    fresh.add(document(3_000), terms(3_000));
+    expect(churned.size).toBe(1_001);
+    for (const query of [['common'], ['rare'], ['common', 'rare']]) {
+      const answer = churned.search(visibility, query, 20);
+      expect(answer).toHaveLength(20);
+      expect(answer).toEqual(fresh.search(visibility, query, 20));
+    }
+    expect(churned.search(visibility, ['rare'], 500).map((hit) => hit.id)).toEqual(
+      fresh.search(visibility, ['rare'], 500).map((hit) => hit.id),
+    );
+  });
+});
