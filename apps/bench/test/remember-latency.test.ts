@@ -175,6 +175,8 @@ function expectLatencyJson(json: Record<string, unknown>, store: string, records
     for (const p of ['P50Ms', 'P95Ms']) {
       expect(json[`${strategy}${p}`], `${strategy}${p}`).toBeGreaterThan(0);
     }
+    const details = (json.strategies as Record<string, { firstMs: number }>)[strategy];
+    expect(details?.firstMs, `${strategy} firstMs`).toBeGreaterThan(0);
   }
   expect(json.vsBaseline).toMatchObject({ lexicalP50: expect.any(Number) });
 }

@@ -107,6 +107,7 @@ export function summarizeLatency(r: LatencyBenchResult) {
           meanMs: ms(s[name].meanMs),
           maxMs: ms(s[name].maxMs),
           meanHits: round(s[name].meanHits, 2),
+          firstMs: ms(s[name].firstMs),
         },
       ]),
     ),
