@@ -420,6 +420,7 @@ class DuckDBStore implements MemoryStore {
     }
     return this.lexicalLoading;
   }
+
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
