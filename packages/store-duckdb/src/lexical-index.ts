@@ -1,12 +1,24 @@
-import { BM25_B, BM25_K1, type Grant, type TermFrequency, type Visibility } from '@mnemo/core';
+import {
+  BM25_B,
+  BM25_K1,
+  type Grant,
+  type RecordFilters,
+  type TermFrequency,
+  type Visibility,
+} from '@mnemo/core';
 
-/** What the index keeps of one live, non-plan record. */
+/** What the index keeps of one live, non-plan record: what visibility and filters read. */
 export interface IndexedDocument {
   readonly id: string;
   readonly agentId: string;
   readonly orgId: string | null;
   readonly scope: string;
   readonly expiresAt: Date | null;
+  readonly memoryType: string;
+  readonly importance: number;
+  readonly tags: readonly string[];
+  readonly threadId: string | null;
+  readonly createdAt: Date;
   /** Number of terms in the content (BM25 document length). */
   readonly docLength: number;
 }
@@ -17,7 +29,9 @@ export interface RankedId {
   readonly score: number;
 }
 
-const SCOPES = ['private', 'shared', 'public', 'global'] as const;
+const SCOPES: readonly string[] = ['private', 'shared', 'public', 'global'];
+const MEMORY_TYPES: readonly string[] = ['episodic', 'semantic', 'procedural', 'working'];
+const NO_TAGS = new Int32Array(0);
 const SHARED = 1;
 const PUBLIC = 2;
 const GLOBAL = 3;
@@ -69,14 +83,15 @@ class Interned {
 }
 
 /**
- * The postings and BM25 document data of every live, non-plan record, in
- * memory, for unfiltered lexical search. Like `PlanIndex`, it is exact
+ * The postings of every live, non-plan record, with what BM25, the
+ * visibility rule and the filters read of the record, in memory, for
+ * lexical search. Like `PlanIndex`, it is exact
  * because this process is the file's only writer: it is loaded once from the
  * file through the writer's queue and then changed as transactions commit.
  *
  * A search computes what `searchLexical`'s SQL computes, in the same
  * arithmetic: the collection statistics (count and mean length) of the
- * records visible to the caller at `visibility.now`, each term's document
+ * records visible to the caller at `visibility.now` that pass the filters, each term's document
  * frequency among them, and each visible posting's BM25 term score, summed
  * per record and rounded to 10 decimals; ranked by score, then id. The SQL
  * query spends about 25 ms on this at 100,000 records (reading 35,000
@@ -95,12 +110,22 @@ export class LexicalIndex {
   private expiries = new Float64Array(1024);
   private lengths = new Int32Array(1024);
   private live = new Uint8Array(1024);
+  private types = new Uint8Array(1024);
+  private importances = new Float64Array(1024);
+  /** Creation in ms since the epoch. */
+  private created = new Float64Array(1024);
+  /** Interned thread id, -1 for none. */
+  private threads = new Int32Array(1024);
+  /** Interned tags, by slot. */
+  private tags: Int32Array[] = [];
   private readonly slotOf = new Map<string, number>();
   private readonly terms = new Map<string, Postings>();
   /** Grants on indexed shared records: slot → grantee key → expiry (ms, or null for none). */
   private readonly grants = new Map<number, Map<string, number | null>>();
   private readonly ownerKeys = new Interned();
   private readonly orgKeys = new Interned();
+  private readonly threadKeys = new Interned();
+  private readonly tagKeys = new Interned();
   private dead = 0;
   // Per-search scratch, reused: visibility of each slot and the score being summed.
   private visible = new Uint8Array(0);
@@ -129,10 +154,19 @@ export class LexicalIndex {
     this.slotOf.set(document.id, slot);
     this.owners[slot] = this.ownerKeys.get(granteeKey(document.agentId, document.orgId));
     this.orgs[slot] = this.orgKeys.get(document.orgId ?? '');
-    this.scopes[slot] = SCOPES.indexOf(document.scope as (typeof SCOPES)[number]);
+    this.scopes[slot] = SCOPES.indexOf(document.scope);
     this.expiries[slot] = document.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY;
     this.lengths[slot] = document.docLength;
     this.live[slot] = 1;
+    this.types[slot] = MEMORY_TYPES.indexOf(document.memoryType);
+    this.importances[slot] = document.importance;
+    this.created[slot] = document.createdAt.getTime();
+    this.threads[slot] = document.threadId === null ? -1 : this.threadKeys.get(document.threadId);
+    this.tags.push(
+      document.tags.length === 0
+        ? NO_TAGS
+        : Int32Array.from(document.tags, (tag) => this.tagKeys.get(tag)),
+    );
     return slot;
   }
 
@@ -174,12 +208,19 @@ export class LexicalIndex {
 
   /**
    * The `limit` best records for `terms` (distinct analyzed terms) among
-   * those visible under `visibility`: BM25 as `MemoryStore.searchLexical`
-   * specifies it, ordered by score descending, then id ascending.
+   * those visible under `visibility` that pass `filters`: BM25 as
+   * `MemoryStore.searchLexical` specifies it, ordered by score descending,
+   * then id ascending.
    */
-  search(visibility: Visibility, terms: readonly string[], limit: number): RankedId[] {
+  search(
+    visibility: Visibility,
+    filters: RecordFilters,
+    terms: readonly string[],
+    limit: number,
+  ): RankedId[] {
     const slots = this.ids.length;
     const visible = this.markVisible(visibility);
+    this.applyFilters(filters, visible);
     let n = 0;
     let lengthSum = 0;
     for (let slot = 0; slot < slots; slot += 1) {
@@ -261,6 +302,38 @@ export class LexicalIndex {
     return visible;
   }
 
+  /** Clears the mark of each marked slot that fails `filters` (see `filterPredicate`). */
+  private applyFilters(f: RecordFilters, visible: Uint8Array): void {
+    if (Object.values(f).every((value) => value === undefined)) return;
+    // Codes of the wanted types and scopes (an unknown name is -1, which no record has).
+    const codes = (names: readonly string[] | undefined, all: readonly string[]) =>
+      names === undefined ? null : new Set(names.map((name) => all.indexOf(name)));
+    const types = codes(f.memoryTypes, MEMORY_TYPES);
+    const scopes = codes(f.scopes, SCOPES);
+    // A tag or thread no record carries is -1, which no record's tags or thread equal.
+    const tagsAny = f.tagsAny?.map((tag) => this.tagKeys.find(tag)) ?? null;
+    const tagsAll = f.tagsAll?.map((tag) => this.tagKeys.find(tag)) ?? null;
+    const thread = f.threadId === undefined ? null : this.threadKeys.find(f.threadId);
+    const minImportance = f.minImportance ?? Number.NEGATIVE_INFINITY;
+    const after = f.createdAfter?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const before = f.createdBefore?.getTime() ?? Number.POSITIVE_INFINITY;
+    const slots = this.ids.length;
+    for (let slot = 0; slot < slots; slot += 1) {
+      if (visible[slot] !== 1) continue;
+      const tags = this.tags[slot] as Int32Array;
+      const passes =
+        (types === null || types.has(this.types[slot] as number)) &&
+        (scopes === null || scopes.has(this.scopes[slot] as number)) &&
+        (this.importances[slot] as number) >= minImportance &&
+        (this.created[slot] as number) >= after &&
+        (this.created[slot] as number) < before &&
+        (thread === null || (thread !== -1 && this.threads[slot] === thread)) &&
+        (tagsAny === null || tagsAny.some((tag) => tags.includes(tag))) &&
+        (tagsAll === null || tagsAll.every((tag) => tags.includes(tag)));
+      if (!passes) visible[slot] = 0;
+    }
+  }
+
   private grow(capacity: number): void {
     const copy = <T extends Int32Array | Uint8Array | Float64Array>(from: T, to: T): T => {
       to.set(from.subarray(0, Math.min(from.length, to.length)));
@@ -272,17 +345,27 @@ export class LexicalIndex {
     this.expiries = copy(this.expiries, new Float64Array(capacity));
     this.lengths = copy(this.lengths, new Int32Array(capacity));
     this.live = copy(this.live, new Uint8Array(capacity));
+    this.types = copy(this.types, new Uint8Array(capacity));
+    this.importances = copy(this.importances, new Float64Array(capacity));
+    this.created = copy(this.created, new Float64Array(capacity));
+    this.threads = copy(this.threads, new Int32Array(capacity));
   }
 
   /** Renumbers the live records from 0 and drops the dead ones' postings. */
   private compact(): void {
     const renumbered = new Int32Array(this.ids.length).fill(-1);
     const ids: string[] = [];
+    const tags: Int32Array[] = [];
     for (let slot = 0; slot < this.ids.length; slot += 1) {
       if (this.live[slot] !== 1) continue;
       const to = ids.length;
       renumbered[slot] = to;
       ids.push(this.ids[slot] as string);
+      tags.push(this.tags[slot] as Int32Array);
+      this.types[to] = this.types[slot] as number;
+      this.importances[to] = this.importances[slot] as number;
+      this.created[to] = this.created[slot] as number;
+      this.threads[to] = this.threads[slot] as number;
       this.owners[to] = this.owners[slot] as number;
       this.orgs[to] = this.orgs[slot] as number;
       this.scopes[to] = this.scopes[slot] as number;
@@ -292,6 +375,7 @@ export class LexicalIndex {
     }
     this.live.fill(0, ids.length);
     this.ids = ids;
+    this.tags = tags;
     for (const [id, slot] of this.slotOf) this.slotOf.set(id, renumbered[slot] as number);
     const grants = [...this.grants];
     this.grants.clear();

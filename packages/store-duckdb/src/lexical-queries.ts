@@ -1,3 +1,4 @@
+import type { DuckDBListValue } from '@duckdb/node-api';
 import type { MemoryRecord } from '@mnemo/core';
 import type { LexicalIndex, Postings } from './lexical-index.js';
 import { rowToGrant, rowToRecord } from './rows.js';
@@ -24,12 +25,22 @@ const TERMS = `SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS 
  */
 export async function loadLexicalIndex(s: Session, index: LexicalIndex): Promise<void> {
   await s.eachChunk(
-    `SELECT r.id, r.agent_id, r.org_id, r.scope, r.expires_at::DOUBLE AS expires_at, r.doc_length
+    `SELECT r.id, r.agent_id, r.org_id, r.scope, r.expires_at::DOUBLE AS expires_at, r.memory_type,
+            r.importance, r.tags, r.thread_id, r.created_at::DOUBLE AS created_at, r.doc_length
      FROM mnemo_records r WHERE ${INDEXED} ORDER BY r.id`,
     (chunk) => {
-      const [ids, agents, orgs, scopes, expiries, lengths] = [0, 1, 2, 3, 4, 5].map((column) =>
-        chunk.getColumnValues(column),
-      ) as [string[], string[], (string | null)[], string[], (number | null)[], number[]];
+      const column = <T>(index: number) => chunk.getColumnValues(index) as T[];
+      const ids = column<string>(0);
+      const agents = column<string>(1);
+      const orgs = column<string | null>(2);
+      const scopes = column<string>(3);
+      const expiries = column<number | null>(4);
+      const types = column<string>(5);
+      const importances = column<number>(6);
+      const tags = column<DuckDBListValue>(7);
+      const threads = column<string | null>(8);
+      const created = column<number>(9);
+      const lengths = column<number>(10);
       const rows = chunk.rowCount; // a call into the driver each time it is read
       for (let i = 0; i < rows; i += 1) {
         const expires = expiries[i] as number | null;
@@ -39,6 +50,11 @@ export async function loadLexicalIndex(s: Session, index: LexicalIndex): Promise
           orgId: orgs[i] as string | null,
           scope: scopes[i] as string,
           expiresAt: expires === null ? null : new Date(expires),
+          memoryType: types[i] as string,
+          importance: importances[i] as number,
+          tags: (tags[i] as DuckDBListValue).items as string[],
+          threadId: threads[i] as string | null,
+          createdAt: new Date(created[i] as number),
           docLength: lengths[i] as number,
         });
       }
@@ -53,11 +69,9 @@ export async function loadLexicalIndex(s: Session, index: LexicalIndex): Promise
      SELECT t.ord, s.slot, p.tf::INTEGER AS tf
      FROM (${POSTINGS}) p JOIN slots s ON s.id = p.record_id JOIN terms t ON t.term = p.term`,
     (chunk) => {
-      const [ords, slots, tfs] = [0, 1, 2].map((column) => chunk.getColumnValues(column)) as [
-        number[],
-        number[],
-        number[],
-      ];
+      const ords = chunk.getColumnValues(0) as number[];
+      const slots = chunk.getColumnValues(1) as number[];
+      const tfs = chunk.getColumnValues(2) as number[];
       const rows = chunk.rowCount;
       for (let i = 0; i < rows; i += 1) {
         (lists[ords[i] as number] as Postings).push(slots[i] as number, tfs[i] as number);
