@@ -296,15 +296,24 @@ class DuckDBStore implements MemoryStore {
     }
   }
 
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  /** Runs `fn` on the writer connection once everything queued before it has run. */
+  private enqueue<T>(fn: (writer: Session) => Promise<T>): Promise<T> {
     let writer: Session;
     try {
       writer = this.openWriter();
     } catch (error) {
       return Promise.reject(error);
     }
-    const run = this.queue.then(async () => {
+    const run = this.queue.then(() => {
       if (this.closed) throw storeClosed();
+      return fn(writer);
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.enqueue(async (writer) => {
       // Chain heads this transaction advanced; they enter the cache only once it commits.
       const advanced = new Map<string, AuditHead>();
       // Plan index changes, likewise applied only once the transaction commits.
@@ -346,8 +355,6 @@ class DuckDBStore implements MemoryStore {
       }
       return result;
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   private async loadDedupKeys(writer: Session): Promise<Set<number>> {
@@ -398,20 +405,12 @@ class DuckDBStore implements MemoryStore {
   /** The lexical index, loaded on first use in the writer's queue, so between commits. */
   private loadLexical(): Promise<LexicalIndex> {
     if (this.lexicalLoading === null) {
-      let writer: Session;
-      try {
-        writer = this.openWriter();
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const load = this.queue.then(async () => {
-        if (this.closed) throw storeClosed();
+      const load = this.enqueue(async (writer) => {
         const index = new LexicalIndex();
         await loadLexicalIndex(writer, index);
         this.lexical = index;
         return index;
       });
-      this.queue = load.catch(() => undefined);
       this.lexicalLoading = load.catch((error) => {
         this.lexicalLoading = null;
         throw error;
