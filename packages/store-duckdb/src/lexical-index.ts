@@ -85,18 +85,18 @@ class Interned {
 /**
  * The postings of every live, non-plan record, with what BM25, the
  * visibility rule and the filters read of the record, in memory, for
- * lexical search. Like `PlanIndex`, it is exact
- * because this process is the file's only writer: it is loaded once from the
- * file through the writer's queue and then changed as transactions commit.
+ * lexical search. Like `PlanIndex`, it is exact because this process is the
+ * file's only writer: it is loaded once from the file through the writer's
+ * queue and then changed as transactions commit.
  *
  * A search computes what `searchLexical`'s SQL computes, in the same
  * arithmetic: the collection statistics (count and mean length) of the
- * records visible to the caller at `visibility.now` that pass the filters, each term's document
- * frequency among them, and each visible posting's BM25 term score, summed
- * per record and rounded to 10 decimals; ranked by score, then id. The SQL
- * query spends about 25 ms on this at 100,000 records (reading 35,000
- * postings, the statistics over every visible record, grouping); typed
- * arrays in memory do it in a few milliseconds.
+ * records visible to the caller at `visibility.now` that pass the filters,
+ * each term's document frequency among them, and each of their postings'
+ * BM25 term score, summed per record and rounded to 10 decimals; ranked by
+ * score, then id. The SQL query spends about 25 ms on this at 100,000
+ * records (reading 35,000 postings, the statistics over every visible
+ * record, grouping); typed arrays in memory do it in a few milliseconds.
  *
  * Records are numbered by slot. A forgotten record's slot is marked dead and
  * its postings skipped until enough are dead to rebuild the lists.
