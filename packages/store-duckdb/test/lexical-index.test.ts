@@ -3,6 +3,7 @@ import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
 import { LexicalIndex } from '../src/lexical-index.js';
+import { Session } from '../src/session.js';
 import { useTempFolder } from './temp-folder.js';
 
 const { file, cleanup } = useTempFolder('mnemo-lexical-index-');
@@ -212,6 +213,44 @@ describe('lexical search on the in-memory index', () => {
     expect(sql.filter((answer) => answer.endsWith(': ')).length).toBeLessThan(sql.length / 2);
     expect(memory).toEqual(sql);
   });
+
+  for (const mode of ['soft', 'hard', 'redact'] as const) {
+    it(`ranks again when a ${mode} forget commits between the ranking and the reading of the rows`, async () => {
+      const store = createDuckDBStore({ path: ':memory:' });
+      const context = await open(store);
+      cleanup.push(() => context.close());
+      const ann = context.handles.ann as MemoryHandle;
+      for (let i = 0; i < 12; i += 1) {
+        await ann.remember({ content: `alpha note ${i}${i < 3 ? ' alpha alpha' : ''}` });
+      }
+      const recall = async () =>
+        (await ann.recall({ query: 'alpha', strategy: 'lexical', limit: 5 })).hits.map(
+          (hit) => `${hit.record.id}=${hit.score}`,
+        );
+      const before = await recall();
+      const top = (before[0] as string).split('=')[0] as string;
+      // The next read of ranked rows first lets a forget of the best record commit.
+      const read = Session.prototype.all;
+      let armed = true;
+      Session.prototype.all = async function (this: Session, sql, params) {
+        if (armed && sql.includes('SELECT r.id, r.agent_id') && !sql.includes('permission_level')) {
+          armed = false;
+          await ann.forget({ ids: [top], mode });
+        }
+        return read.call(this, sql, params);
+      };
+      let during: string[];
+      try {
+        during = await recall();
+      } finally {
+        Session.prototype.all = read;
+      }
+      expect(armed).toBe(false);
+      expect(during).toHaveLength(5);
+      expect(during.some((hit) => hit.startsWith(top))).toBe(false);
+      expect(during).toEqual(await recall());
+    });
+  }
 
   it('rejects an unknown lexicalIndex option', () => {
     expect(() =>
