@@ -6,6 +6,8 @@ import {
   type TermFrequency,
   type Visibility,
 } from '@mnemo/core';
+import { GrantIndex, principalKey } from './grant-index.js';
+import { noFilters } from './sql.js';
 
 /** What the index keeps of one live, non-plan record: what visibility and filters read. */
 export interface IndexedDocument {
@@ -38,8 +40,6 @@ const GLOBAL = 3;
 
 /** 10 decimals, as DuckDB's `round(x, 10)` computes it (see SCORE_DIGITS in queries.ts). */
 const ROUNDING = 10 ** 10;
-
-const granteeKey = (agentId: string, orgId: string | null) => `${orgId ?? ''}\u0000${agentId}`;
 
 /**
  * A term's postings as (slot, tf) pairs side by side in one growing array: a
@@ -120,8 +120,8 @@ export class LexicalIndex {
   private tags: Int32Array[] = [];
   private readonly slotOf = new Map<string, number>();
   private readonly terms = new Map<string, Postings>();
-  /** Grants on indexed shared records: slot → grantee key → expiry (ms, or null for none). */
-  private readonly grants = new Map<number, Map<string, number | null>>();
+  /** Grants on indexed records. */
+  private readonly grants = new GrantIndex();
   private readonly ownerKeys = new Interned();
   private readonly orgKeys = new Interned();
   private readonly threadKeys = new Interned();
@@ -152,7 +152,7 @@ export class LexicalIndex {
     if (slot === this.live.length) this.grow(slot * 2);
     this.ids.push(document.id);
     this.slotOf.set(document.id, slot);
-    this.owners[slot] = this.ownerKeys.get(granteeKey(document.agentId, document.orgId));
+    this.owners[slot] = this.ownerKeys.get(principalKey(document.agentId, document.orgId));
     this.orgs[slot] = this.orgKeys.get(document.orgId ?? '');
     this.scopes[slot] = SCOPES.indexOf(document.scope);
     this.expiries[slot] = document.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY;
@@ -185,7 +185,7 @@ export class LexicalIndex {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return;
     this.slotOf.delete(id);
-    this.grants.delete(slot);
+    this.grants.delete(id);
     this.live[slot] = 0;
     this.dead += 1;
     if (this.dead > 1024 && this.dead > this.slotOf.size) this.compact();
@@ -193,17 +193,7 @@ export class LexicalIndex {
 
   /** Records a grant (replacing one for the same grantee) if its record is indexed. */
   grant(grant: Grant): void {
-    const slot = this.slotOf.get(grant.recordId);
-    if (slot === undefined) return;
-    let byGrantee = this.grants.get(slot);
-    if (byGrantee === undefined) {
-      byGrantee = new Map();
-      this.grants.set(slot, byGrantee);
-    }
-    byGrantee.set(
-      granteeKey(grant.granteeAgentId, grant.granteeOrgId),
-      grant.expiresAt?.getTime() ?? null,
-    );
+    if (this.slotOf.has(grant.recordId)) this.grants.put(grant);
   }
 
   /**
@@ -283,9 +273,9 @@ export class LexicalIndex {
     if (this.visible.length < slots) this.visible = new Uint8Array(this.live.length);
     const visible = this.visible;
     const now = v.now.getTime();
-    const owner = this.ownerKeys.find(granteeKey(v.agentId, v.orgId));
+    const grantee = principalKey(v.agentId, v.orgId);
+    const owner = this.ownerKeys.find(grantee);
     const org = this.orgKeys.find(v.orgId ?? '');
-    const grantee = granteeKey(v.agentId, v.orgId);
     for (let slot = 0; slot < slots; slot += 1) {
       let yes = 0;
       if (this.live[slot] === 1 && (this.expiries[slot] as number) > now) {
@@ -293,8 +283,7 @@ export class LexicalIndex {
         if (this.owners[slot] === owner || scope === GLOBAL) yes = 1;
         else if (scope === PUBLIC) yes = this.orgs[slot] === org ? 1 : 0;
         else if (scope === SHARED) {
-          const expires = this.grants.get(slot)?.get(grantee);
-          yes = expires !== undefined && (expires === null || expires > now) ? 1 : 0;
+          yes = this.grants.live(this.ids[slot] as string, grantee, now) ? 1 : 0;
         }
       }
       visible[slot] = yes;
@@ -304,7 +293,7 @@ export class LexicalIndex {
 
   /** Clears the mark of each marked slot that fails `filters` (see `filterPredicate`). */
   private applyFilters(f: RecordFilters, visible: Uint8Array): void {
-    if (Object.values(f).every((value) => value === undefined)) return;
+    if (noFilters(f)) return;
     // Codes of the wanted types and scopes (an unknown name is -1, which no record has).
     const codes = (names: readonly string[] | undefined, all: readonly string[]) =>
       names === undefined ? null : new Set(names.map((name) => all.indexOf(name)));
@@ -377,9 +366,6 @@ export class LexicalIndex {
     this.ids = ids;
     this.tags = tags;
     for (const [id, slot] of this.slotOf) this.slotOf.set(id, renumbered[slot] as number);
-    const grants = [...this.grants];
-    this.grants.clear();
-    for (const [slot, byGrantee] of grants) this.grants.set(renumbered[slot] as number, byGrantee);
     for (const [term, postings] of this.terms) {
       const kept = new Postings();
       const { pairs, size } = postings;

@@ -6,6 +6,7 @@ import type {
   PlanStats,
   Visibility,
 } from '@mnemo/core';
+import { GrantIndex, principalKey } from './grant-index.js';
 
 /** What the index keeps of one live plan: its signature and its record as committed. */
 export interface IndexedPlan {
@@ -22,8 +23,6 @@ function copyRecord(record: MemoryRecord): MemoryRecord {
     embedding: record.embedding === null ? null : Float32Array.from(record.embedding),
   };
 }
-
-const granteeKey = (agentId: string, orgId: string | null) => `${orgId ?? ''}\u0000${agentId}`;
 
 /**
  * Every live plan of the store, in memory: token → plan ids, plan id → its
@@ -43,8 +42,8 @@ const granteeKey = (agentId: string, orgId: string | null) => `${orgId ?? ''}\u0
 export class PlanIndex {
   private readonly postings = new Map<string, Set<string>>();
   private readonly plans = new Map<string, IndexedPlan>();
-  // Grants on indexed plans: plan id → grantee key → grant expiry (ms or null).
-  private readonly grants = new Map<string, Map<string, number | null>>();
+  // Grants on indexed plans.
+  private readonly grants = new GrantIndex();
   private readonly stats = new Map<string, PlanStats>();
 
   get size(): number {
@@ -99,16 +98,7 @@ export class PlanIndex {
 
   /** Records a grant (replacing one for the same grantee) if it is on an indexed plan. */
   grant(grant: Grant): void {
-    if (!this.plans.has(grant.recordId)) return;
-    let byGrantee = this.grants.get(grant.recordId);
-    if (byGrantee === undefined) {
-      byGrantee = new Map();
-      this.grants.set(grant.recordId, byGrantee);
-    }
-    byGrantee.set(
-      granteeKey(grant.granteeAgentId, grant.granteeOrgId),
-      grant.expiresAt?.getTime() ?? null,
-    );
+    if (this.plans.has(grant.recordId)) this.grants.put(grant);
   }
 
   putStats(stats: PlanStats): void {
@@ -124,8 +114,7 @@ export class PlanIndex {
     if (plan.scope === 'global') return true;
     if (plan.scope === 'public') return plan.orgId === v.orgId;
     if (plan.scope !== 'shared') return false;
-    const expires = this.grants.get(id)?.get(granteeKey(v.agentId, v.orgId));
-    return expires !== undefined && (expires === null || expires > now);
+    return this.grants.live(id, principalKey(v.agentId, v.orgId), now);
   }
 
   /**
