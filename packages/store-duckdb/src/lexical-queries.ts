@@ -20,9 +20,9 @@ const TERMS = `SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS 
  * Fills an empty `index` with every live, non-plan record, its postings
  * (fresh and sorted) and its grants. Run on the writer connection between
  * transactions, so no commit falls between the queries. Postings travel as
- * integers (term and record numbers): with their term and record id
- * strings, reading the 1.6 million postings of 100,000 records took 1.2 s
- * instead of 0.5 s.
+ * integers (term and record numbers), in no order: streaming the 1.6
+ * million postings of 100,000 records as (term string, record number)
+ * sorted by term took 1.2 s, as two numbers 0.5 s.
  */
 export async function loadLexicalIndex(s: Session, index: LexicalIndex): Promise<void> {
   await s.eachChunk(
