@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { DotKernel } from '../src/dot-kernel.js';
+import { VectorCodes } from '../src/vector-codes.js';
+
+/** A deterministic pseudo-random sequence in [0, 1). */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+describe('DotKernel', () => {
+  it('computes each row’s int8 dot product with the query, at the extremes too', () => {
+    const next = random(3);
+    const kernel = new DotKernel();
+    const width = 400; // 25 blocks of 16
+    const rows = 50;
+    const [queryAt, codesAt, outAt] = [0, width, width + rows * width];
+    kernel.reserve(outAt + rows * 4);
+    const bytes = new Int8Array(kernel.buffer);
+    for (let i = 0; i < width; i += 1) bytes[queryAt + i] = i % 2 === 0 ? 127 : -127;
+    for (let row = 0; row < rows; row += 1) {
+      for (let i = 0; i < width; i += 1) {
+        // Row 0: every product 127²; row 1: every product −127²; the rest at random.
+        const code = row === 0 ? bytes[i] : row === 1 ? -(bytes[i] as number) : 0;
+        bytes[codesAt + row * width + i] =
+          row < 2 ? (code as number) : Math.round(next() * 254) - 127;
+      }
+    }
+    kernel.dot(queryAt, codesAt, rows, width, outAt);
+    const products = new Int32Array(kernel.buffer, outAt, rows);
+    for (let row = 0; row < rows; row += 1) {
+      let expected = 0;
+      for (let i = 0; i < width; i += 1) {
+        expected += (bytes[codesAt + row * width + i] as number) * (bytes[queryAt + i] as number);
+      }
+      expect(products[row]).toBe(expected);
+    }
+    expect(products[0]).toBe(127 * 127 * width);
+    expect(products[1]).toBe(-127 * 127 * width);
+  });
+});
+
+describe('VectorCodes', () => {
+  const dimensions = 40;
+  const cosine = (a: Float32Array, b: Float32Array) => {
+    let dot = 0;
+    let na = 0;
+    let nb = 0;
+    for (let i = 0; i < a.length; i += 1) {
+      dot += (a[i] as number) * (b[i] as number);
+      na += (a[i] as number) ** 2;
+      nb += (b[i] as number) ** 2;
+    }
+    return dot / Math.sqrt(na * nb);
+  };
+  /** Dense vectors of every magnitude, some with one huge value (coded coarsely), some zero. */
+  const vectorOf = (next: () => number, i: number): Float32Array => {
+    const magnitude = [1, 1e-30, 1e30, 1e-3][i % 4] as number;
+    const vector = Float32Array.from({ length: dimensions }, () => (next() - 0.5) * magnitude);
+    if (i % 5 === 0) vector[i % dimensions] = 60 * magnitude;
+    if (i % 97 === 0) vector.fill(0);
+    return vector;
+  };
+
+  it('keeps every record of the exact top among the candidates, and leaves out zero vectors and hidden records', () => {
+    const next = random(11);
+    const codes = new VectorCodes();
+    const slots = 600;
+    codes.grow(slots);
+    const vectors = Array.from({ length: slots }, (_, i) => vectorOf(next, i));
+    for (const [slot, vector] of vectors.entries()) codes.set(slot, vector);
+    codes.set(7, null);
+    const notFinite = Float32Array.from(vectors[8] as Float32Array);
+    notFinite[3] = Number.NaN;
+    codes.set(8, notFinite);
+    const visible = Uint8Array.from({ length: slots }, (_, i) => (i % 6 === 1 ? 0 : 1));
+    let kept = 0;
+    for (let q = 0; q < 60; q += 1) {
+      const query = vectorOf(next, q + 1);
+      for (const limit of [1, 5, 20]) {
+        const found = codes.candidates(query, visible, slots, limit);
+        if (found === null) throw new Error('the codes could not tell');
+        const exact = vectors
+          .map((vector, slot) => ({ slot, score: cosine(vector, query) }))
+          .filter(
+            ({ slot, score }) =>
+              visible[slot] === 1 && slot !== 7 && slot !== 8 && !Number.isNaN(score),
+          )
+          .sort((a, b) => b.score - a.score || a.slot - b.slot)
+          .slice(0, limit);
+        expect(exact).toHaveLength(limit);
+        for (const { slot } of exact) expect(found).toContain(slot);
+        expect(found).toContain(8);
+        for (const slot of found) {
+          expect(visible[slot]).toBe(1);
+          expect(slot === 7 || (slot % 97 === 0 && slot !== 8)).toBe(false);
+        }
+        kept += found.length;
+      }
+    }
+    // Far fewer than every visible record (else the search would prove nothing).
+    expect(kept / (60 * 3)).toBeLessThan(60);
+  });
+
+  /** A vector of `dimensions` with the given leading values, the rest `rest`. */
+  const vector = (leading: number[], rest = 0) =>
+    Float32Array.from({ length: dimensions }, (_, i) => leading[i] ?? rest);
+  // Just under half a code step (the largest value 1 codes as 127): these values code as 0.
+  const lost = (0.5 / 127) * (1 - 1e-6);
+
+  it('keeps a record whose coding lost exactly what points at the query', () => {
+    // x codes as (1, 0, …): its estimate with the query is 0, its cosine about 0.025, all of
+    // it in the bound's term for what coding lost of the record.
+    const x = vector([1], lost);
+    const query = vector([0], 1);
+    const rival = vector([1, 0.094]); // cosine about 0.015, coded closely
+    const codes = new VectorCodes();
+    codes.grow(2);
+    codes.set(0, x);
+    codes.set(1, rival);
+    expect(cosine(x, query)).toBeCloseTo(0.0246, 4);
+    expect(cosine(rival, query)).toBeCloseTo(0.015, 3);
+    expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
+  });
+
+  it('keeps a record that points at what coding lost of the query', () => {
+    // The query codes as (1, 0, …): the record's estimate is 0, its cosine about 0.025, all of it
+    // in the bound's term for what coding lost of the query.
+    const query = vector([1], lost);
+    const record = vector([0], 1);
+    const rival = vector([0.015 * Math.sqrt(2), -1, 1]); // cosine about 0.015, coded closely
+    const codes = new VectorCodes();
+    codes.grow(2);
+    codes.set(0, record);
+    codes.set(1, rival);
+    expect(cosine(record, query)).toBeCloseTo(0.0246, 4);
+    expect(cosine(rival, query)).toBeCloseTo(0.015, 3);
+    expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
+  });
+
+  it('moves codes with their slot, and answers null for a query of another size or a non-finite one', () => {
+    const codes = new VectorCodes();
+    codes.grow(4);
+    codes.set(0, vector([1]));
+    codes.set(1, vector([0, 1]));
+    codes.set(3, vector([-1]));
+    codes.move(3, 0);
+    // Slot 0 now holds (-1, 0, …): its cosine with the query is -1, below slot 1's 0.
+    const visible = Uint8Array.from([1, 1, 0, 0]);
+    expect(codes.candidates(vector([1]), visible, 4, 1)).toEqual([1]);
+    expect(codes.candidates(new Float32Array(dimensions + 1).fill(1), visible, 4, 1)).toBeNull();
+    expect(
+      codes.candidates(new Float32Array(dimensions).fill(Number.POSITIVE_INFINITY), visible, 4, 1),
+    ).toBeNull();
+    expect(new VectorCodes().candidates(vector([1]), visible, 0, 1)).toEqual([]);
+  });
+});
