@@ -9,15 +9,21 @@ import {
   type ScoredRecord,
   type StoreTx,
   type TermFrequency,
+  type VectorQuery,
 } from '@mnemo/core';
 import { mapDuckDBError, storeClosed } from './errors.js';
-import { type IndexedDocument, LexicalIndex } from './lexical-index.js';
-import { loadLexicalIndex, recordsById } from './lexical-queries.js';
 import { MIGRATIONS } from './migrations.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
 import { countFreshPostings, DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
+import { type IndexedDocument, SearchIndex } from './search-index.js';
+import {
+  loadSearchIndex,
+  loadVectors,
+  recordsById,
+  scoreByVector,
+} from './search-index-queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
 
@@ -68,14 +74,14 @@ export interface DuckDBStoreOptions {
    */
   postingsRunSize?: number;
   /**
-   * Where lexical search runs (default `'memory'`): on an index of every
-   * live record's postings and filterable fields in this process's memory,
-   * loaded from the file by the first lexical search and kept in step with
-   * every commit (at 100,000 records: about 65 MB, loaded in about 1.7 s),
-   * or `'sql'`, in a query over the tables. Both give the same answers. See
-   * "Lexical search in memory" in the README.
+   * Where lexical and vector searches find their records (default
+   * `'memory'`): on an index in this process's memory of every live
+   * record's postings, filterable fields and embedding (as int8 codes),
+   * loaded from the file by the first search that needs each part and kept
+   * in step with every commit, or `'sql'`, in queries over the tables. Both
+   * give the same answers. See "Search index in memory" in the README.
    */
-  lexicalIndex?: 'memory' | 'sql';
+  searchIndex?: 'memory' | 'sql';
 }
 
 /**
@@ -105,10 +111,10 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
       details: { field: 'postingsRunSize' },
     });
   }
-  const lexical = options.lexicalIndex;
-  if (lexical !== undefined && lexical !== 'memory' && lexical !== 'sql') {
-    throw new MnemoError('INVALID_INPUT', "lexicalIndex: must be 'memory' or 'sql'", {
-      details: { field: 'lexicalIndex' },
+  const searchIndex = options.searchIndex;
+  if (searchIndex !== undefined && searchIndex !== 'memory' && searchIndex !== 'sql') {
+    throw new MnemoError('INVALID_INPUT', "searchIndex: must be 'memory' or 'sql'", {
+      details: { field: 'searchIndex' },
     });
   }
   return new DuckDBStore(options);
@@ -126,9 +132,11 @@ class DuckDBStore implements MemoryStore {
   private readonly heads = new Map<string, AuditHead>();
   // Every live plan's signature, in step with committed writes (see PlanIndex).
   private readonly plans = new PlanIndex();
-  // Every live record's postings, in step with committed writes once loaded (see LexicalIndex).
-  private lexical: LexicalIndex | null = null;
-  private lexicalLoading: Promise<LexicalIndex> | null = null;
+  // Every live record's postings (and embeddings once asked for), in step with committed
+  // writes once loaded (see SearchIndex).
+  private searchIndex: SearchIndex | null = null;
+  private indexLoading: Promise<SearchIndex> | null = null;
+  private vectorsLoading: Promise<SearchIndex> | null = null;
   // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
   private fixedDimensions: number | null = null;
   // The embedding size once committed (it never changes after): saves a read per write.
@@ -318,7 +326,7 @@ class DuckDBStore implements MemoryStore {
       const advanced = new Map<string, AuditHead>();
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
-      const lexicalChanges: LexicalChange[] = [];
+      const indexChanges: IndexChange[] = [];
       const seen = { dimensions: this.dimensions, postings: 0 };
       const result = await this.inTransaction(writer, () =>
         fn(
@@ -329,7 +337,7 @@ class DuckDBStore implements MemoryStore {
             seen,
             dedupKeys: () => this.loadDedupKeys(writer),
             planChanges,
-            lexicalChanges,
+            indexChanges,
           }),
         ),
       );
@@ -345,12 +353,12 @@ class DuckDBStore implements MemoryStore {
         else this.plans.putStats(change.stats);
       }
       // Before the load has run, the load reads these changes from the file instead.
-      const lexical = this.lexical;
-      if (lexical !== null) {
-        for (const change of lexicalChanges) {
-          if (change.kind === 'add') lexical.add(change.document, change.terms);
-          else if (change.kind === 'remove') lexical.remove(change.id);
-          else lexical.grant(change.grant);
+      const index = this.searchIndex;
+      if (index !== null) {
+        for (const change of indexChanges) {
+          if (change.kind === 'add') index.add(change.document, change.terms);
+          else if (change.kind === 'remove') index.remove(change.id);
+          else index.grant(change.grant);
         }
       }
       return result;
@@ -370,18 +378,18 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.getRecords(s, visibility, ids));
   list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
   searchLexical: MemoryStore['searchLexical'] = (query) =>
-    this.options.lexicalIndex === 'sql'
+    this.options.searchIndex === 'sql'
       ? this.read((s) => queries.searchLexical(s, query))
       : this.searchLexicalInMemory(query);
 
   /**
-   * Ranks on the lexical index, then reads the winners' rows. A forget that
+   * Ranks on the search index, then reads the winners' rows. A forget that
    * commits between the two leaves a winner missing or deleted: the index has
    * it by the time the rows are read, so ranking again settles it (after a
    * few tries, the SQL query answers instead).
    */
   private async searchLexicalInMemory(query: LexicalQuery): Promise<ScoredRecord[]> {
-    const index = await this.loadLexical();
+    const index = await this.loadSearchIndex();
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const ranked = index.search(query.visibility, query.filters, query.terms, query.limit);
       if (ranked.length === 0) return [];
@@ -402,25 +410,88 @@ class DuckDBStore implements MemoryStore {
     return this.read((s) => queries.searchLexical(s, query));
   }
 
-  /** The lexical index, loaded on first use in the writer's queue, so between commits. */
-  private loadLexical(): Promise<LexicalIndex> {
-    if (this.lexicalLoading === null) {
+  /** The search index, loaded on first use in the writer's queue, so between commits. */
+  private loadSearchIndex(): Promise<SearchIndex> {
+    if (this.indexLoading === null) {
       const load = this.enqueue(async (writer) => {
-        const index = new LexicalIndex();
-        await loadLexicalIndex(writer, index);
-        this.lexical = index;
+        const index = new SearchIndex();
+        await loadSearchIndex(writer, index);
+        this.searchIndex = index;
         return index;
       });
-      this.lexicalLoading = load.catch((error) => {
-        this.lexicalLoading = null;
+      this.indexLoading = load.catch((error) => {
+        this.indexLoading = null;
         throw error;
       });
     }
-    return this.lexicalLoading;
+    return this.indexLoading;
   }
 
   searchVector: MemoryStore['searchVector'] = (query) =>
-    this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
+    this.options.searchIndex === 'sql'
+      ? this.read((s) => queries.searchVector(s, query, this.fixedDimensions))
+      : this.searchVectorInMemory(query);
+
+  /**
+   * Finds the candidates on the index's vector codes, then has DuckDB score
+   * them as the SQL query would. A forget that commits in between leaves a
+   * candidate missing or deleted, and with it perhaps the bound that kept
+   * another record out: the codes are searched again (after a few tries, or
+   * when the codes cannot tell, the SQL query answers).
+   */
+  private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
+    // A zero vector has no direction: nothing is similar to it (as in queries.searchVector).
+    if (query.vector.every((x) => x === 0)) return [];
+    const index = await this.loadVectors();
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const ids = index.vectorCandidates(
+        query.visibility,
+        query.filters,
+        query.vector,
+        query.limit,
+      );
+      if (ids === null) break;
+      if (ids.length === 0) return [];
+      const scored = await this.read((s) =>
+        scoreByVector(s, ids, query.vector, this.fixedDimensions),
+      );
+      if (scored.length !== ids.length || scored.some(({ live }) => !live)) continue;
+      const top = scored.filter(({ score }) => score !== null).slice(0, query.limit);
+      if (top.length === 0) return [];
+      const rows = await this.read((s) =>
+        recordsById(
+          s,
+          top.map(({ id }) => id),
+        ),
+      );
+      const hits: ScoredRecord[] = [];
+      for (const { id, score } of top) {
+        const record = rows.get(id);
+        if (record === undefined || record.deletedAt !== null) break;
+        hits.push({ record, score: score as number });
+      }
+      if (hits.length === top.length) return hits;
+    }
+    return this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
+  }
+
+  /** The search index holding vectors: they are loaded on first use, in the writer's queue. */
+  private loadVectors(): Promise<SearchIndex> {
+    if (this.vectorsLoading === null) {
+      const load = this.loadSearchIndex().then((index) =>
+        this.enqueue(async (writer) => {
+          index.holdVectors();
+          await loadVectors(writer, index);
+          return index;
+        }),
+      );
+      this.vectorsLoading = load.catch((error) => {
+        this.vectorsLoading = null;
+        throw error;
+      });
+    }
+    return this.vectorsLoading;
+  }
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
     // Answered from the in-memory plan index alone (see PlanIndex); no connection needed.
     Promise.resolve().then(() => {
@@ -449,8 +520,8 @@ type PlanChange =
   | { kind: 'touch'; ids: readonly string[]; at: Date }
   | { kind: 'stats'; stats: PlanStats };
 
-/** A change of the lexical index, in the order the transaction made it. */
-type LexicalChange =
+/** A change of the search index, in the order the transaction made it. */
+type IndexChange =
   | { kind: 'add'; document: IndexedDocument; terms: readonly TermFrequency[] }
   | { kind: 'remove'; id: string }
   | { kind: 'grant'; grant: Grant };
@@ -471,12 +542,12 @@ interface TransactionState {
   dedupKeys: () => Promise<Set<number>>;
   /** Plan index changes this transaction made, applied once it commits. */
   planChanges: PlanChange[];
-  /** Lexical index changes likewise. */
-  lexicalChanges: LexicalChange[];
+  /** Search index changes likewise. */
+  indexChanges: IndexChange[];
 }
 
 function transactionOn(s: Session, state: TransactionState): StoreTx {
-  const { fixedDimensions, committed, advanced, seen, planChanges, lexicalChanges } = state;
+  const { fixedDimensions, committed, advanced, seen, planChanges, indexChanges } = state;
   // A size read inside the transaction is cached once it commits (see `transaction`).
   const dimensions = async () => {
     seen.dimensions ??= await queries.embeddingDimensions(s);
@@ -486,7 +557,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
   const drop = (ids: readonly string[]) => {
     for (const id of ids) {
       planChanges.push({ kind: 'remove', id });
-      lexicalChanges.push({ kind: 'remove', id });
+      indexChanges.push({ kind: 'remove', id });
     }
   };
   return {
@@ -509,7 +580,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
       seen.postings += await queries.insertRecords(s, records, fixedDimensions);
       for (const { record, isPlan, planTokens, terms, docLength } of records) {
         if (!isPlan && record.deletedAt === null) {
-          lexicalChanges.push({ kind: 'add', document: { ...record, docLength }, terms });
+          indexChanges.push({ kind: 'add', document: { ...record, docLength }, terms });
         }
         if (isPlan && planTokens !== null && record.deletedAt === null) {
           planChanges.push({
@@ -537,7 +608,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
       await queries.putGrants(s, grants);
       for (const grant of grants) {
         planChanges.push({ kind: 'grant', grant });
-        lexicalChanges.push({ kind: 'grant', grant });
+        indexChanges.push({ kind: 'grant', grant });
       }
     },
     touch: async (ids, at) => {

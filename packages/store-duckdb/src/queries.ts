@@ -336,6 +336,24 @@ async function searchVectorByEstimates(
   return rows.filter((row) => row.id !== null).map(toScored);
 }
 
+/**
+ * A vector search's score as SQL: `similarity`, the cosine of column
+ * `embedding` with `vector` (a parameter), and `score`, computed from a
+ * column `similarity` holding it: rounded, and NULL for a stored zero vector
+ * (whose norm is computed only when its similarity is exactly -1) or NaN.
+ */
+export function cosineScore(
+  vector: string,
+  fixed: number | null,
+): { similarity: string; score: string } {
+  const [similarity, innerProduct] = exactCosine(vector, fixed);
+  return {
+    similarity,
+    score: `CASE WHEN similarity = -1 AND ${innerProduct}(embedding, embedding) = 0 THEN NULL
+                 ELSE nullif(round(similarity, ${SCORE_DIGITS}), 'NaN'::DOUBLE) END`,
+  };
+}
+
 /** Every visible similarity in DOUBLE. */
 async function searchVectorExactly(
   s: Session,
@@ -343,19 +361,15 @@ async function searchVectorExactly(
   fixed: number | null,
 ): Promise<ScoredRecord[]> {
   const p = new Params();
-  const vector = p.floats(query.vector);
-  const [similarity, innerProduct] = exactCosine(vector, fixed);
+  const { similarity, score } = cosineScore(p.floats(query.vector), fixed);
   // The top ids first, then their rows: only the winners fetch content and metadata. A NULL
   // score sorts last, so the top holds every real score there is before any NULL, and NULLs
   // are dropped only after the limit: a test on the score before it was pushed into the scan
-  // by DuckDB, which then computed each similarity twice. A stored zero vector's norm is
-  // computed only when its similarity is exactly -1.
+  // by DuckDB, which then computed each similarity twice.
   const rows = await s.all(
     `WITH top AS (
        SELECT id, score FROM (
-         SELECT id,
-                CASE WHEN similarity = -1 AND ${innerProduct}(embedding, embedding) = 0 THEN NULL
-                     ELSE nullif(round(similarity, ${SCORE_DIGITS}), 'NaN'::DOUBLE) END AS score
+         SELECT id, ${score} AS score
          FROM (
            SELECT r.id, r.embedding, ${similarity} AS similarity
            FROM (${visibleRecords(p, query.visibility, query.filters, 'r.id, r.embedding')}) r

@@ -14,7 +14,7 @@ import { tamperStatements } from './tamper.js';
 runConformanceSuite(vitest, {
   name: 'duckdb :memory:, postings sorted after each write, lexical search in SQL',
   createStore: () =>
-    createDuckDBStore({ path: ':memory:', postingsRunSize: 1, lexicalIndex: 'sql' }),
+    createDuckDBStore({ path: ':memory:', postingsRunSize: 1, searchIndex: 'sql' }),
 });
 
 const folders = new WeakMap<object, string>();

@@ -1,12 +1,12 @@
 import { createEngine, type MemoryHandle, type MemoryStore, type RecordFilters } from '@mnemo/core';
-import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
-import { LexicalIndex } from '../src/lexical-index.js';
+import { SearchIndex } from '../src/search-index.js';
 import { Session } from '../src/session.js';
 import { useTempFolder } from './temp-folder.js';
 
-const { file, cleanup } = useTempFolder('mnemo-lexical-index-');
+const { file, cleanup } = useTempFolder('mnemo-search-index-');
 
 const WORDS = [
   'alpha',
@@ -61,16 +61,17 @@ function random(seed: number): () => number {
 
 /**
  * The same operations, in the same order, at the same instants, on a store whose
- * lexical search runs on the in-memory index and on one that runs it in SQL: every
- * unfiltered lexical recall must return the same records with the same scores.
+ * lexical and vector searches run on the in-memory index and on one that runs them in
+ * SQL: every lexical and semantic recall must return the same records with the same
+ * scores.
  */
 async function run(
-  options: Omit<DuckDBStoreOptions, 'lexicalIndex'>,
-  lexicalIndex: 'memory' | 'sql',
+  options: Omit<DuckDBStoreOptions, 'searchIndex'>,
+  searchIndex: 'memory' | 'sql',
   steps: (ctx: Context) => Promise<void>,
   asking = true,
 ): Promise<string[]> {
-  const store = createDuckDBStore({ ...options, lexicalIndex });
+  const store = createDuckDBStore({ ...options, searchIndex });
   const context = await open(store, asking);
   cleanup.push(() => context.close());
   await steps(context);
@@ -90,10 +91,12 @@ async function open(store: MemoryStore, asking = true): Promise<Context> {
   const clock = createManualClock('2026-03-01T00:00:00.000Z');
   // Read auditing off: an audit transaction per recall would make this test slow, and a
   // reopened engine's sequential ids would repeat the events' ids.
+  // 24 dimensions: few enough that records of these words share many near-equal cosines.
   const engine = createEngine({
     store,
     clock,
     ids: createSequentialIds(),
+    embedder: createHashEmbedder({ dimensions: 24 }),
     readAuditing: false,
   });
   await engine.init();
@@ -111,10 +114,12 @@ async function open(store: MemoryStore, asking = true): Promise<Context> {
       for (const [name, handle] of Object.entries(handles)) {
         for (const query of QUERIES) {
           for (const filters of FILTERS) {
-            const { hits } = await handle.recall({ query, strategy: 'lexical', limit: 7, filters });
-            answers.push(
-              `${label} ${name} "${query}" ${JSON.stringify(filters)}: ${hits.map((h) => `${h.record.id}=${h.score}`).join(' ')}`,
-            );
+            for (const strategy of ['lexical', 'semantic'] as const) {
+              const { hits } = await handle.recall({ query, strategy, limit: 7, filters });
+              answers.push(
+                `${label} ${name} ${strategy} "${query}" ${JSON.stringify(filters)}: ${hits.map((h) => `${h.record.id}=${h.score}`).join(' ')}`,
+              );
+            }
           }
         }
       }
@@ -183,11 +188,11 @@ async function scenario(ctx: Context): Promise<void> {
   await ctx.ask('after expiry');
 }
 
-describe('lexical search on the in-memory index', () => {
-  it('answers lexical recalls, with and without filters, exactly as the SQL query does, through every kind of change', async () => {
+describe('lexical and vector search on the in-memory index', () => {
+  it('answers lexical and semantic recalls, with and without filters, exactly as the SQL queries do, through every kind of change', async () => {
     const sql = await run({ path: ':memory:' }, 'sql', scenario);
     const memory = await run({ path: ':memory:' }, 'memory', scenario);
-    expect(sql.length).toBe(5 * 4 * QUERIES.length * FILTERS.length);
+    expect(sql.length).toBe(5 * 4 * QUERIES.length * FILTERS.length * 2);
     // Most answers, filtered ones too, hold records (else the comparison would prove little).
     const found = (answers: string[]) => answers.filter((answer) => !answer.endsWith(': ')).length;
     expect(found(sql)).toBeGreaterThan(sql.length / 2);
@@ -196,12 +201,12 @@ describe('lexical search on the in-memory index', () => {
   });
 
   it('loads a file written earlier (sorted and fresh postings) and answers as the SQL query does', async () => {
-    const path = file('lexical.duckdb');
+    const path = file('search.duckdb');
     // Write with a small run size so some postings are sorted into runs and some are fresh.
     await run({ path, postingsRunSize: 50 }, 'sql', scenario, false);
     await (cleanup.pop() as () => Promise<void>)();
-    const reopen = async (lexicalIndex: 'memory' | 'sql') => {
-      const store = createDuckDBStore({ path, lexicalIndex, postingsRunSize: 50 });
+    const reopen = async (searchIndex: 'memory' | 'sql') => {
+      const store = createDuckDBStore({ path, searchIndex, postingsRunSize: 50 });
       const context = await open(store);
       context.clock.set('2026-03-01T01:00:00.000Z');
       await context.ask('reopened');
@@ -214,8 +219,29 @@ describe('lexical search on the in-memory index', () => {
     expect(memory).toEqual(sql);
   });
 
-  for (const mode of ['soft', 'hard', 'redact'] as const) {
-    it(`ranks again when a ${mode} forget commits between the ranking and the reading of the rows`, async () => {
+  // Each read that follows a search on the index: the rows of a lexical search's ranked ids; the
+  // scores of a vector search's candidates, then the rows of its top.
+  const reads = [
+    {
+      strategy: 'lexical',
+      read: 'rows',
+      marks: (sql: string) => sql.includes('SELECT r.id, r.agent_id'),
+    },
+    {
+      strategy: 'semantic',
+      read: 'scores',
+      marks: (sql: string) => sql.includes('SELECT id, live,'),
+    },
+    {
+      strategy: 'semantic',
+      read: 'rows',
+      marks: (sql: string) => sql.includes('SELECT r.id, r.agent_id'),
+    },
+  ] as const;
+  for (const [mode, { strategy, read: what, marks }] of (
+    ['soft', 'hard', 'redact'] as const
+  ).flatMap((mode) => reads.map((read) => [mode, read] as const))) {
+    it(`searches again when a ${mode} forget commits before a ${strategy} recall reads the ${what}`, async () => {
       const store = createDuckDBStore({ path: ':memory:' });
       const context = await open(store);
       cleanup.push(() => context.close());
@@ -224,7 +250,7 @@ describe('lexical search on the in-memory index', () => {
         await ann.remember({ content: `alpha note ${i}${i < 3 ? ' alpha alpha' : ''}` });
       }
       const recall = async () =>
-        (await ann.recall({ query: 'alpha', strategy: 'lexical', limit: 5 })).hits.map(
+        (await ann.recall({ query: 'alpha', strategy, limit: 5 })).hits.map(
           (hit) => `${hit.record.id}=${hit.score}`,
         );
       const before = await recall();
@@ -233,7 +259,7 @@ describe('lexical search on the in-memory index', () => {
       const read = Session.prototype.all;
       let armed = true;
       Session.prototype.all = async function (this: Session, sql, params) {
-        if (armed && sql.includes('SELECT r.id, r.agent_id') && !sql.includes('permission_level')) {
+        if (armed && marks(sql) && !sql.includes('permission_level')) {
           armed = false;
           await ann.forget({ ids: [top], mode });
         }
@@ -252,14 +278,14 @@ describe('lexical search on the in-memory index', () => {
     });
   }
 
-  it('rejects an unknown lexicalIndex option', () => {
+  it('rejects an unknown searchIndex option', () => {
     expect(() =>
-      createDuckDBStore({ path: ':memory:', lexicalIndex: 'disk' as unknown as 'sql' }),
-    ).toThrow(/lexicalIndex/);
+      createDuckDBStore({ path: ':memory:', searchIndex: 'disk' as unknown as 'sql' }),
+    ).toThrow(/searchIndex/);
   });
 });
 
-describe('LexicalIndex', () => {
+describe('SearchIndex', () => {
   const visibility = { agentId: 'ann', orgId: null, now: new Date('2026-03-01T00:00:00.000Z') };
   const document = (i: number) => ({
     id: `r${String(i).padStart(5, '0')}`,
@@ -273,6 +299,7 @@ describe('LexicalIndex', () => {
     threadId: i % 2 === 0 ? 'a' : null,
     createdAt: new Date(Date.UTC(2026, 0, 1) + i * 1000),
     docLength: 1 + (i % 7),
+    embedding: Float32Array.from({ length: 20 }, (_, d) => Math.sin(i * 0.37 + d * (1 + (i % 5)))),
   });
   const terms = (i: number) => [
     { term: 'common', tf: 1 + (i % 3) },
@@ -280,8 +307,10 @@ describe('LexicalIndex', () => {
   ];
 
   it('ranks the same after most records are removed (and the lists are rebuilt) as an index of the rest', () => {
-    const churned = new LexicalIndex();
-    const fresh = new LexicalIndex();
+    const churned = new SearchIndex();
+    const fresh = new SearchIndex();
+    churned.holdVectors();
+    fresh.holdVectors();
     for (let i = 0; i < 3_000; i += 1) churned.add(document(i), terms(i));
     for (let i = 0; i < 3_000; i += 1) {
       if (i % 3 === 0) fresh.add(document(i), terms(i));
@@ -307,5 +336,17 @@ describe('LexicalIndex', () => {
     expect(churned.search(visibility, {}, ['rare'], 500).map((hit) => hit.id)).toEqual(
       fresh.search(visibility, {}, ['rare'], 500).map((hit) => hit.id),
     );
+    // The vectors' codes moved with their records.
+    for (const i of [0, 1, 2, 3, 4]) {
+      const query = document(i * 301).embedding;
+      for (const filter of filters) {
+        const candidates = churned.vectorCandidates(visibility, filter, query, 5);
+        expect(candidates?.length).toBeGreaterThanOrEqual(5);
+        expect(candidates?.length).toBeLessThan(100);
+        expect(candidates?.sort()).toEqual(
+          fresh.vectorCandidates(visibility, filter, query, 5)?.sort(),
+        );
+      }
+    }
   });
 });

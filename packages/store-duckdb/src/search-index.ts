@@ -8,6 +8,7 @@ import {
 } from '@mnemo/core';
 import { GrantIndex, principalKey } from './grant-index.js';
 import { noFilters } from './sql.js';
+import { VectorCodes } from './vector-codes.js';
 
 /** What the index keeps of one live, non-plan record: what visibility and filters read. */
 export interface IndexedDocument {
@@ -23,6 +24,8 @@ export interface IndexedDocument {
   readonly createdAt: Date;
   /** Number of terms in the content (BM25 document length). */
   readonly docLength: number;
+  /** Kept (as codes) once the index holds vectors (see `holdVectors`). */
+  readonly embedding?: Float32Array | null;
 }
 
 /** A record id with its BM25 score, rounded as `MemoryStore.searchLexical` rounds it. */
@@ -85,7 +88,9 @@ class Interned {
 /**
  * The postings of every live, non-plan record, with what BM25, the
  * visibility rule and the filters read of the record, in memory, for
- * lexical search. Like `PlanIndex`, it is exact because this process is the
+ * lexical search; and once asked to (`holdVectors`), the records'
+ * embeddings as codes, to find a vector search's candidates (see
+ * VectorCodes). Like `PlanIndex`, it is exact because this process is the
  * file's only writer: it is loaded once from the file through the writer's
  * queue and then changed as transactions commit.
  *
@@ -101,7 +106,7 @@ class Interned {
  * Records are numbered by slot. A forgotten record's slot is marked dead and
  * its postings skipped until enough are dead to rebuild the lists.
  */
-export class LexicalIndex {
+export class SearchIndex {
   private ids: string[] = [];
   private owners = new Int32Array(1024);
   private orgs = new Int32Array(1024);
@@ -127,6 +132,8 @@ export class LexicalIndex {
   private readonly threadKeys = new Interned();
   private readonly tagKeys = new Interned();
   private dead = 0;
+  /** The records' embeddings as codes, once `holdVectors` has been called. */
+  private vectors: VectorCodes | null = null;
   // Per-search scratch, reused: visibility of each slot and the score being summed.
   private visible = new Uint8Array(0);
   private scores = new Float64Array(0);
@@ -144,7 +151,7 @@ export class LexicalIndex {
 
   /**
    * Adds a record without postings and returns its slot: the next number,
-   * counting from 0 in a new index (which `loadLexicalIndex` relies on).
+   * counting from 0 in a new index (which `loadSearchIndex` relies on).
    */
   addDocument(document: IndexedDocument): number {
     this.remove(document.id);
@@ -162,6 +169,7 @@ export class LexicalIndex {
     this.importances[slot] = document.importance;
     this.created[slot] = document.createdAt.getTime();
     this.threads[slot] = document.threadId === null ? -1 : this.threadKeys.get(document.threadId);
+    this.vectors?.set(slot, document.embedding ?? null);
     this.tags.push(
       document.tags.length === 0
         ? NO_TAGS
@@ -194,6 +202,46 @@ export class LexicalIndex {
   /** Records a grant (replacing one for the same grantee) if its record is indexed. */
   grant(grant: Grant): void {
     if (this.slotOf.has(grant.recordId)) this.grants.put(grant);
+  }
+
+  /** Whether the index holds the records' embeddings (see `holdVectors`). */
+  get holdsVectors(): boolean {
+    return this.vectors !== null;
+  }
+
+  /**
+   * From now on, keeps each record's embedding as codes for `vectorCandidates`:
+   * those added from here on with theirs, the indexed ones once given to `putVector`.
+   */
+  holdVectors(): void {
+    if (this.vectors !== null) return;
+    this.vectors = new VectorCodes();
+    this.vectors.grow(this.live.length);
+  }
+
+  /** Codes the embedding of an indexed record (see `holdVectors`); unknown ids are ignored. */
+  putVector(id: string, embedding: Float32Array | null): void {
+    const slot = this.slotOf.get(id);
+    if (slot !== undefined) this.vectors?.set(slot, embedding);
+  }
+
+  /**
+   * The ids of the records visible under `visibility` that pass `filters`
+   * among which are the `limit` most similar to `vector` by cosine (see
+   * VectorCodes), in no order; null when the codes cannot tell (see
+   * `VectorCodes.candidates`) or the index holds no vectors.
+   */
+  vectorCandidates(
+    visibility: Visibility,
+    filters: RecordFilters,
+    vector: Float32Array,
+    limit: number,
+  ): string[] | null {
+    if (this.vectors === null) return null;
+    const visible = this.markVisible(visibility);
+    this.applyFilters(filters, visible);
+    const slots = this.vectors.candidates(vector, visible, this.ids.length, limit);
+    return slots === null ? null : slots.map((slot) => this.ids[slot] as string);
   }
 
   /**
@@ -338,6 +386,7 @@ export class LexicalIndex {
     this.importances = copy(this.importances, new Float64Array(capacity));
     this.created = copy(this.created, new Float64Array(capacity));
     this.threads = copy(this.threads, new Int32Array(capacity));
+    this.vectors?.grow(capacity);
   }
 
   /** Renumbers the live records from 0 and drops the dead ones' postings. */
@@ -361,6 +410,7 @@ export class LexicalIndex {
       this.expiries[to] = this.expiries[slot] as number;
       this.lengths[to] = this.lengths[slot] as number;
       this.live[to] = 1;
+      this.vectors?.move(slot, to);
     }
     this.live.fill(0, ids.length);
     this.ids = ids;
