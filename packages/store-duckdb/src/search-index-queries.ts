@@ -93,7 +93,7 @@ export async function recordsById(
   ids: readonly string[],
 ): Promise<Map<string, MemoryRecord>> {
   const p = new Params();
-  const rows = await s.all(
+  const rows = await s.allPrepared(
     `SELECT ${RECORD_COLUMNS} FROM mnemo_records r WHERE r.id IN (SELECT unnest(${p.strings(ids)}))`,
     p,
   );
@@ -135,7 +135,7 @@ export async function scoreByVector(
 ): Promise<{ id: string; score: number | null; live: boolean }[]> {
   const p = new Params();
   const { similarity, score } = cosineScore(p.floats(vector), fixed);
-  const rows = await s.all(
+  const rows = await s.allPrepared(
     `SELECT id, live, ${score} AS score FROM (
        SELECT r.id, r.embedding, r.deleted_at IS NULL AS live, ${similarity} AS similarity
        FROM mnemo_records r WHERE r.id IN (SELECT unnest(${p.strings(ids)}))

@@ -46,20 +46,35 @@ export class Session {
    * first use: for the one-row statements every write or recall repeats,
    * parsing and planning were about half their cost (0.3–0.7 ms each). The
    * text must not vary between calls (values go in `params`), and the
-   * session must run one statement at a time, as the writer's queue does.
+   * session must run one statement at a time, as the writer's queue and
+   * the pool of readers do.
    */
   async execPrepared(sql: string, params: Params): Promise<void> {
     try {
-      let statement = this.prepared.get(sql);
-      if (statement === undefined) {
-        statement = await this.connection.prepare(sql);
-        this.prepared.set(sql, statement);
-      }
-      statement.bind(params.values, params.types);
-      await statement.run();
+      await (await this.prepare(sql, params)).run();
     } catch (error) {
       throw mapDuckDBError(error, 'statement');
     }
+  }
+
+  /** `all` as a prepared statement (see `execPrepared`), for the queries every search repeats. */
+  async allPrepared(sql: string, params: Params): Promise<Row[]> {
+    try {
+      const reader = await (await this.prepare(sql, params)).runAndReadAll();
+      return reader.getRowObjectsJS();
+    } catch (error) {
+      throw mapDuckDBError(error, 'query');
+    }
+  }
+
+  private async prepare(sql: string, params: Params): Promise<DuckDBPreparedStatement> {
+    let statement = this.prepared.get(sql);
+    if (statement === undefined) {
+      statement = await this.connection.prepare(sql);
+      this.prepared.set(sql, statement);
+    }
+    statement.bind(params.values, params.types);
+    return statement;
   }
 
   async all(sql: string, params?: Params): Promise<Row[]> {

@@ -9,7 +9,7 @@ afterEach(() => {
 });
 
 describe('DuckDB prepared statements', () => {
-  it('prepares the one-row audit, chain head and access statements once, then reuses them', async () => {
+  it('prepares the one-row audit, chain head and access statements and the read of ranked rows once, then reuses them', async () => {
     const prepare = vi.spyOn(DuckDBConnection.prototype, 'prepare');
     const store = createDuckDBStore({ path: ':memory:' });
     const engine = createEngine({
@@ -29,6 +29,7 @@ describe('DuckDB prepared statements', () => {
       expect(statements.sort()).toEqual([
         'INSERT INTO mnemo_audit_events',
         'INSERT INTO mnemo_audit_heads',
+        'SELECT r.id, r.agent_id,', // on the one reader these sequential recalls use
         'UPDATE mnemo_audit_heads SET',
         'UPDATE mnemo_records SET',
       ]);
