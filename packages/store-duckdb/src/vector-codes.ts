@@ -78,6 +78,12 @@ export class VectorCodes {
   private scales = new Float64Array(0);
   private codedNorms = new Float64Array(0);
   private lossNorms = new Float64Array(0);
+  /**
+   * Set when the codes outgrew what a WebAssembly memory can hold (4 GiB:
+   * about 10 million records of 384 dimensions): from then on every search
+   * is left to SQL.
+   */
+  private full = false;
 
   /** Makes room for `capacity` slots; slots keep their codes. */
   grow(capacity: number): void {
@@ -91,7 +97,17 @@ export class VectorCodes {
     this.codedNorms = copy(this.codedNorms, new Float64Array(capacity));
     this.lossNorms = copy(this.lossNorms, new Float64Array(capacity));
     this.capacity = capacity;
-    if (this.width > 0) this.kernel.reserve(this.outAt + capacity * 4);
+    if (this.width > 0) this.reserve();
+  }
+
+  /** Grows the kernel's memory to the layout's size, or marks the codes full. */
+  private reserve(): void {
+    if (this.full) return;
+    try {
+      this.kernel.reserve(this.outAt + this.capacity * 4);
+    } catch {
+      this.full = true;
+    }
   }
 
   /** Where the codes start (after the query's) and the products go (after every slot's codes). */
@@ -110,8 +126,9 @@ export class VectorCodes {
     if (this.width === 0) {
       this.dimensions = embedding.length;
       this.width = Math.ceil(embedding.length / 16) * 16;
-      this.kernel.reserve(this.outAt + this.capacity * 4);
+      this.reserve();
     }
+    if (this.full) return;
     // Every stored embedding has the file's size (DIMENSION_MISMATCH otherwise), but one that
     // did not would be left to SQL, as is a non-finite one. A zero vector scores NULL in SQL,
     // so it is never returned.
@@ -136,7 +153,7 @@ export class VectorCodes {
     this.scales[to] = this.scales[from] as number;
     this.codedNorms[to] = this.codedNorms[from] as number;
     this.lossNorms[to] = this.lossNorms[from] as number;
-    if (this.width > 0) {
+    if (this.width > 0 && !this.full) {
       const bytes = new Uint8Array(this.kernel.buffer);
       const at = this.codesAt;
       bytes.copyWithin(at + to * this.width, at + from * this.width, at + (from + 1) * this.width);
@@ -146,8 +163,8 @@ export class VectorCodes {
   /**
    * The slots among the first `slots` marked in `visible` that may be among
    * the `limit` most similar to `query` (see the class), or null when the
-   * query cannot be coded (zero, non-finite, or not the stored size) or
-   * there are too many.
+   * query cannot be coded (zero, non-finite, or not the stored size), there
+   * are too many, or the codes are full.
    */
   candidates(
     query: Float32Array,
@@ -156,7 +173,7 @@ export class VectorCodes {
     limit: number,
   ): number[] | null {
     if (this.width === 0) return [];
-    if (query.length !== this.dimensions) return null;
+    if (this.full || query.length !== this.dimensions) return null;
     const queryCodes = new Int8Array(this.kernel.buffer, 0, this.width);
     const coded = encode(query, queryCodes, 0);
     if (coded === null) return null;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DotKernel } from '../src/dot-kernel.js';
 import { VectorCodes } from '../src/vector-codes.js';
 
@@ -139,6 +139,24 @@ describe('VectorCodes', () => {
     expect(cosine(record, query)).toBeCloseTo(0.0246, 4);
     expect(cosine(rival, query)).toBeCloseTo(0.015, 3);
     expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
+  });
+
+  it('leaves every search to SQL once its memory cannot grow', () => {
+    const codes = new VectorCodes();
+    codes.grow(2);
+    codes.set(0, vector([1]));
+    const visible = Uint8Array.from([1, 1]);
+    expect(codes.candidates(vector([1]), visible, 1, 1)).toEqual([0]);
+    const reserve = vi.spyOn(DotKernel.prototype, 'reserve').mockImplementation(() => {
+      throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+    });
+    try {
+      codes.grow(1 << 20);
+    } finally {
+      reserve.mockRestore();
+    }
+    codes.set(1, vector([0, 1]));
+    expect(codes.candidates(vector([1]), visible, 2, 1)).toBeNull();
   });
 
   it('moves codes with their slot, and answers null for a query of another size or a non-finite one', () => {
