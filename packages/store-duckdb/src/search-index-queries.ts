@@ -114,7 +114,7 @@ export async function loadVectors(s: Session, index: SearchIndex): Promise<void>
       const rows = chunk.rowCount;
       for (let i = 0; i < rows; i += 1) {
         const embedding = embeddings[i] as DuckDBArrayValue | DuckDBListValue;
-        index.putVector(ids[i] as string, Float32Array.from(embedding.items as number[]));
+        index.putVector(ids[i] as string, embedding.items as number[]);
       }
     },
   );

@@ -220,7 +220,7 @@ export class SearchIndex {
   }
 
   /** Codes the embedding of an indexed record (see `holdVectors`); unknown ids are ignored. */
-  putVector(id: string, embedding: Float32Array | null): void {
+  putVector(id: string, embedding: ArrayLike<number> | null): void {
     const slot = this.slotOf.get(id);
     if (slot !== undefined) this.vectors?.set(slot, embedding);
   }

@@ -1,3 +1,4 @@
+import { cosineReference } from '@mnemo/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { DotKernel } from '../src/dot-kernel.js';
 import { VectorCodes } from '../src/vector-codes.js';
@@ -45,17 +46,6 @@ describe('DotKernel', () => {
 
 describe('VectorCodes', () => {
   const dimensions = 40;
-  const cosine = (a: Float32Array, b: Float32Array) => {
-    let dot = 0;
-    let na = 0;
-    let nb = 0;
-    for (let i = 0; i < a.length; i += 1) {
-      dot += (a[i] as number) * (b[i] as number);
-      na += (a[i] as number) ** 2;
-      nb += (b[i] as number) ** 2;
-    }
-    return dot / Math.sqrt(na * nb);
-  };
   /** Dense vectors of every magnitude, some with one huge value (coded coarsely), some zero. */
   const vectorOf = (next: () => number, i: number): Float32Array => {
     const magnitude = [1, 1e-30, 1e30, 1e-3][i % 4] as number;
@@ -84,7 +74,7 @@ describe('VectorCodes', () => {
         const found = codes.candidates(query, visible, slots, limit);
         if (found === null) throw new Error('the codes could not tell');
         const exact = vectors
-          .map((vector, slot) => ({ slot, score: cosine(vector, query) }))
+          .map((vector, slot) => ({ slot, score: cosineReference(vector, query) }))
           .filter(
             ({ slot, score }) =>
               visible[slot] === 1 && slot !== 7 && slot !== 8 && !Number.isNaN(score),
@@ -111,35 +101,34 @@ describe('VectorCodes', () => {
   // Just under half a code step (the largest value 1 codes as 127): these values code as 0.
   const lost = (0.5 / 127) * (1 - 1e-6);
 
-  it('keeps a record whose coding lost exactly what points at the query', () => {
-    // x codes as (1, 0, …): its estimate with the query is 0, its cosine about 0.025, all of
-    // it in the bound's term for what coding lost of the record.
-    const x = vector([1], lost);
-    const query = vector([0], 1);
-    const rival = vector([1, 0.094]); // cosine about 0.015, coded closely
-    const codes = new VectorCodes();
-    codes.grow(2);
-    codes.set(0, x);
-    codes.set(1, rival);
-    expect(cosine(x, query)).toBeCloseTo(0.0246, 4);
-    expect(cosine(rival, query)).toBeCloseTo(0.015, 3);
-    expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
-  });
-
-  it('keeps a record that points at what coding lost of the query', () => {
-    // The query codes as (1, 0, …): the record's estimate is 0, its cosine about 0.025, all of it
-    // in the bound's term for what coding lost of the query.
-    const query = vector([1], lost);
-    const record = vector([0], 1);
-    const rival = vector([0.015 * Math.sqrt(2), -1, 1]); // cosine about 0.015, coded closely
-    const codes = new VectorCodes();
-    codes.grow(2);
-    codes.set(0, record);
-    codes.set(1, rival);
-    expect(cosine(record, query)).toBeCloseTo(0.0246, 4);
-    expect(cosine(rival, query)).toBeCloseTo(0.015, 3);
-    expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
-  });
+  // Each term of the bound, tight: x codes as (1, 0, …) and the other vector points along what
+  // that lost, so the estimate is 0 and the cosine about 0.025, all of it in that term. The
+  // rival's cosine is about 0.015, and it codes closely.
+  const tight = [
+    {
+      term: 'what coding lost of the record',
+      record: vector([1], lost),
+      query: vector([0], 1),
+      rival: vector([1, 0.094]),
+    },
+    {
+      term: 'what coding lost of the query',
+      record: vector([0], 1),
+      query: vector([1], lost),
+      rival: vector([0.015 * Math.sqrt(2), -1, 1]),
+    },
+  ];
+  for (const { term, record, query, rival } of tight) {
+    it(`keeps a record whose whole cosine lies in the bound's term for ${term}`, () => {
+      const codes = new VectorCodes();
+      codes.grow(2);
+      codes.set(0, record);
+      codes.set(1, rival);
+      expect(cosineReference(record, query)).toBeCloseTo(0.0246, 4);
+      expect(cosineReference(rival, query)).toBeCloseTo(0.015, 3);
+      expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
+    });
+  }
 
   it('leaves every search to SQL once its memory cannot grow', () => {
     const codes = new VectorCodes();
