@@ -22,8 +22,8 @@ interface Coded {
   lossNorm: number;
 }
 
-/** Writes the int8 codes of `vector` from `codes[at]`, or returns null for a zero or non-finite vector. */
-function encode(vector: ArrayLike<number>, codes: Int8Array, at: number): Coded | null {
+/** Writes the int8 codes of `vector` into `codes`, or returns null for a zero or non-finite vector. */
+function encode(vector: ArrayLike<number>, codes: Int8Array): Coded | null {
   let largest = 0;
   let squares = 0;
   for (let i = 0; i < vector.length; i += 1) {
@@ -39,7 +39,7 @@ function encode(vector: ArrayLike<number>, codes: Int8Array, at: number): Coded 
   for (let i = 0; i < vector.length; i += 1) {
     const x = vector[i] as number;
     const code = Math.round(x / scale);
-    codes[at + i] = code;
+    codes[i] = code;
     coded += code * scale * (code * scale);
     lost += (x - code * scale) * (x - code * scale);
   }
@@ -135,7 +135,7 @@ export class VectorCodes {
     const at = this.codesAt + slot * this.width;
     const coded =
       embedding.length === this.dimensions
-        ? encode(embedding, new Int8Array(this.kernel.buffer, at, this.width), 0)
+        ? encode(embedding, new Int8Array(this.kernel.buffer, at, this.width))
         : null;
     if (coded === null) {
       this.kinds[slot] = isZero(embedding) ? NONE : UNCODED;
@@ -175,7 +175,7 @@ export class VectorCodes {
     if (this.width === 0) return [];
     if (this.full || query.length !== this.dimensions) return null;
     const queryCodes = new Int8Array(this.kernel.buffer, 0, this.width);
-    const coded = encode(query, queryCodes, 0);
+    const coded = encode(query, queryCodes);
     if (coded === null) return null;
     this.kernel.dot(0, this.codesAt, slots, this.width, this.outAt);
     const products = new Int32Array(this.kernel.buffer, this.outAt, slots);
