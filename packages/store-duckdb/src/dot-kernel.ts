@@ -25,9 +25,11 @@ const I32 = 0x7f;
 const V128 = 0x7b;
 const get = (local: number) => [0x20, local];
 const set = (local: number) => [0x21, local];
+const tee = (local: number) => [0x22, local];
 const i32Const = (value: number) => [0x41, ...leb(value)]; // values below 64 only (signed LEB128)
 const I32_ADD = 0x6a;
 const I32_SUB = 0x6b;
+const I32_MUL = 0x6c;
 const I32_EQZ = 0x45;
 const I32_LT_U = 0x49;
 const BLOCK = [0x02, 0x40];
@@ -45,15 +47,18 @@ const EXTADD_PAIRWISE = simd(0x7e); // i32x4.extadd_pairwise_i16x8_s
 const I32X4_ADD = simd(0xae);
 const lane = (index: number) => [...simd(0x1b), index]; // i32x4.extract_lane
 const I32_STORE = [0x36, 2, 0];
+const I32_LOAD = [0x28, 2, 0];
 
-// dot(query, codes, count, width, out): for each of `count` rows of `width` bytes (a multiple
-// of 16) from `codes`, the dot product of the row's int8 values with the query's, as an i32 at
-// `out`. Values must lie in [-127, 127]: then two products fit an i16 (2 × 127² < 2^15),
-// and a row of up to 65,535 values its i32.
-const [QUERY, CODES, COUNT, WIDTH, OUT, END_OF_ROW, AT, SUM, X, Y] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+// dot(query, codes, width, rows, count, out): for each of the `count` row numbers (i32) from
+// `rows`, the dot product of that row of `width` bytes (a multiple of 16) from `codes` with
+// the query's, as an i32 at `out`. Values must lie in [-127, 127]: then two products fit an
+// i16 (2 × 127² < 2^15), and a row of up to 65,535 values its i32.
+const [QUERY, CODES, WIDTH, ROWS, COUNT, OUT, AT, ROW, END_OF_ROW, SUM, X, Y] = [
+  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+];
 const body = [
   ...vector([
-    [2, I32], // END_OF_ROW, AT (in the query)
+    [3, I32], // AT (in the query), ROW (in the codes), END_OF_ROW
     [3, V128], // SUM, X, Y
   ]),
   ...BLOCK,
@@ -66,11 +71,17 @@ const body = [
   ...get(QUERY),
   ...set(AT),
   ...get(CODES),
+  ...get(ROWS),
+  ...I32_LOAD,
+  ...get(WIDTH),
+  I32_MUL,
+  I32_ADD,
+  ...tee(ROW),
   ...get(WIDTH),
   I32_ADD,
   ...set(END_OF_ROW),
   ...LOOP, // each 16 bytes of the row
-  ...get(CODES),
+  ...get(ROW),
   ...load(0),
   ...set(X),
   ...get(AT),
@@ -87,15 +98,15 @@ const body = [
   ...get(SUM),
   ...I32X4_ADD,
   ...set(SUM),
-  ...get(CODES),
+  ...get(ROW),
   ...i32Const(16),
   I32_ADD,
-  ...set(CODES),
+  ...set(ROW),
   ...get(AT),
   ...i32Const(16),
   I32_ADD,
   ...set(AT),
-  ...get(CODES),
+  ...get(ROW),
   ...get(END_OF_ROW),
   I32_LT_U,
   ...brIf(0),
@@ -117,6 +128,10 @@ const body = [
   ...i32Const(4),
   I32_ADD,
   ...set(OUT),
+  ...get(ROWS),
+  ...i32Const(4),
+  I32_ADD,
+  ...set(ROWS),
   ...get(COUNT),
   ...i32Const(1),
   I32_SUB,
@@ -129,7 +144,7 @@ const body = [
 
 const MODULE = new Uint8Array([
   ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // "\0asm", version 1
-  ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0]])), // type: 5 × i32 → ()
+  ...section(1, vector([[0x60, 6, I32, I32, I32, I32, I32, I32, 0]])), // type: 6 × i32 → ()
   ...section(3, vector([[0]])), // one function of type 0
   ...section(5, vector([[0x00, 1]])), // one memory, at least 1 page
   ...section(
@@ -156,17 +171,18 @@ declare const WebAssembly: {
 };
 
 /**
- * A memory to lay rows of int8 codes in and the dot products of a query
- * with each. The caller places the query at `queryAt`, the codes from
- * `codesAt`, and reads the products from `outAt`.
+ * A memory to lay rows of int8 codes in, with a query, a list of row
+ * numbers and the dot products of the query with those rows. The caller
+ * places each where it chose and reads the products.
  */
 export class DotKernel {
   private readonly memory: WasmMemory;
   private readonly run: (
     query: number,
     codes: number,
-    count: number,
     width: number,
+    rows: number,
+    count: number,
     out: number,
   ) => void;
 
@@ -186,8 +202,19 @@ export class DotKernel {
     return this.memory.buffer;
   }
 
-  /** Writes `count` dot products (i32) at `outAt`; `width` is a multiple of 16. */
-  dot(queryAt: number, codesAt: number, count: number, width: number, outAt: number): void {
-    this.run(queryAt, codesAt, count, width, outAt);
+  /**
+   * Writes at `outAt` the dot products (i32) of the query at `queryAt` with
+   * the `count` rows whose numbers (i32) are at `rowsAt`, rows of `width`
+   * bytes (a multiple of 16) from `codesAt`.
+   */
+  dot(
+    queryAt: number,
+    codesAt: number,
+    width: number,
+    rowsAt: number,
+    count: number,
+    outAt: number,
+  ): void {
+    this.run(queryAt, codesAt, width, rowsAt, count, outAt);
   }
 }
