@@ -28,6 +28,13 @@ const set = (local: number) => [0x21, local];
 const tee = (local: number) => [0x22, local];
 const i32Const = (value: number) => [0x41, ...leb(value)]; // values below 64 only (signed LEB128)
 const I32_ADD = 0x6a;
+/** local += by (by below 64, see i32Const). */
+const addTo = (local: number, by: number) => [
+  ...get(local),
+  ...i32Const(by),
+  I32_ADD,
+  ...set(local),
+];
 const I32_SUB = 0x6b;
 const I32_MUL = 0x6c;
 const I32_EQZ = 0x45;
@@ -98,14 +105,8 @@ const body = [
   ...get(SUM),
   ...I32X4_ADD,
   ...set(SUM),
-  ...get(ROW),
-  ...i32Const(16),
-  I32_ADD,
-  ...set(ROW),
-  ...get(AT),
-  ...i32Const(16),
-  I32_ADD,
-  ...set(AT),
+  ...addTo(ROW, 16),
+  ...addTo(AT, 16),
   ...get(ROW),
   ...get(END_OF_ROW),
   I32_LT_U,
@@ -124,14 +125,8 @@ const body = [
   ...lane(3),
   I32_ADD,
   ...I32_STORE,
-  ...get(OUT),
-  ...i32Const(4),
-  I32_ADD,
-  ...set(OUT),
-  ...get(ROWS),
-  ...i32Const(4),
-  I32_ADD,
-  ...set(ROWS),
+  ...addTo(OUT, 4),
+  ...addTo(ROWS, 4),
   ...get(COUNT),
   ...i32Const(1),
   I32_SUB,

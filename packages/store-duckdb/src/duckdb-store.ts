@@ -17,7 +17,7 @@ import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
 import { countFreshPostings, DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
-import { type IndexedDocument, SearchIndex } from './search-index.js';
+import { type IndexedDocument, type RankedId, SearchIndex } from './search-index.js';
 import {
   loadSearchIndex,
   loadVectors,
@@ -410,7 +410,7 @@ class DuckDBStore implements MemoryStore {
   }
 
   /** The rows of `ranked`, or null if one is missing or deleted (a forget committed since). */
-  private async withRows(ranked: readonly Ranked[]): Promise<ScoredRecord[] | null> {
+  private async withRows(ranked: readonly RankedId[]): Promise<ScoredRecord[] | null> {
     if (ranked.length === 0) return [];
     const rows = await this.read((s) =>
       recordsById(
@@ -449,25 +449,15 @@ class DuckDBStore implements MemoryStore {
       ? this.read((s) => queries.searchVector(s, query, this.fixedDimensions))
       : this.searchVectorInMemory(query);
 
-  /** Ranks on the search index's vector codes, then reads the winners' rows (as `searchLexicalInMemory`). */
-  private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const top = await this.rankVectorInMemory(query);
-      if (top === null) break;
-      const hits = await this.withRows(top);
-      if (hits !== null) return hits;
-    }
-    return this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
-  }
-
   /**
-   * Finds the candidates on the index's vector codes, then has DuckDB score
-   * them as the SQL query would. A forget that commits in between leaves a
-   * candidate missing or deleted, and with it perhaps the bound that kept
-   * another record out: the codes are searched again. Null when the codes
-   * cannot tell, or after a few tries: the SQL query answers then.
+   * Finds the candidates on the search index's vector codes, has DuckDB score
+   * them as the SQL query would, then reads the winners' rows. A forget that
+   * commits in between leaves a candidate or winner missing or deleted (and
+   * with a candidate perhaps the bound that kept another record out): the
+   * codes are searched again. When the codes cannot tell, or after a few
+   * tries, the SQL query answers.
    */
-  private async rankVectorInMemory(query: VectorQuery): Promise<Ranked[] | null> {
+  private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
     // A zero vector has no direction: nothing is similar to it (as in queries.searchVector).
     if (query.vector.every((x) => x === 0)) return [];
     const index = await this.loadVectors();
@@ -478,20 +468,21 @@ class DuckDBStore implements MemoryStore {
         query.vector,
         query.limit,
       );
-      if (ids === null) return null;
+      if (ids === null) break;
       if (ids.length === 0) return [];
       const scored = await this.read((s) =>
         scoreByVector(s, ids, query.vector, this.fixedDimensions),
       );
       if (scored.length !== ids.length || scored.some(({ live }) => !live)) continue;
-      const top: Ranked[] = [];
+      const top: RankedId[] = [];
       for (const { id, score } of scored) {
         if (score === null || top.length === query.limit) break;
         top.push({ id, score });
       }
-      return top;
+      const hits = await this.withRows(top);
+      if (hits !== null) return hits;
     }
-    return null;
+    return this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   }
 
   /** The search index holding vectors: they are loaded on first use, in the writer's queue. */
@@ -530,12 +521,6 @@ class DuckDBStore implements MemoryStore {
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
-}
-
-/** A record id with its search score. */
-interface Ranked {
-  readonly id: string;
-  readonly score: number;
 }
 
 /** A change of the plan index, in the order the transaction made it. */

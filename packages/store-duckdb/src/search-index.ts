@@ -28,7 +28,7 @@ export interface IndexedDocument {
   readonly embedding?: Float32Array | null;
 }
 
-/** A record id with its BM25 score, rounded as `MemoryStore.searchLexical` rounds it. */
+/** A record id with its search score, rounded as `MemoryStore.searchLexical` and `searchVector` round it. */
 export interface RankedId {
   readonly id: string;
   readonly score: number;
