@@ -268,6 +268,7 @@ class DuckDBStore implements MemoryStore {
     this.writer = null;
     this.instance?.closeSync();
     this.instance = null;
+    this.searchIndex?.close();
   }
 
   private openWriter(): Session {

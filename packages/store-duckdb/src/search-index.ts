@@ -219,6 +219,11 @@ export class SearchIndex {
     this.vectors.grow(this.live.length);
   }
 
+  /** Releases what the vectors hold outside the heap (the kernel's helper thread). */
+  close(): void {
+    this.vectors?.close();
+  }
+
   /** Codes the embedding of an indexed record (see `holdVectors`); unknown ids are ignored. */
   putVector(id: string, embedding: ArrayLike<number> | null): void {
     const slot = this.slotOf.get(id);

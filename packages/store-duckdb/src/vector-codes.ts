@@ -86,6 +86,11 @@ export class VectorCodes {
    */
   private full = false;
 
+  /** Ends the kernel's helper thread (see DotKernel). */
+  close(): void {
+    this.kernel.close();
+  }
+
   /** Makes room for `capacity` slots; slots keep their codes. */
   grow(capacity: number): void {
     if (capacity <= this.capacity) return;
