@@ -22,7 +22,7 @@ import {
   loadSearchIndex,
   loadVectors,
   recordsById,
-  scoreByVector,
+  scoreCandidates,
 } from './search-index-queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
@@ -451,11 +451,11 @@ class DuckDBStore implements MemoryStore {
       : this.searchVectorInMemory(query);
 
   /**
-   * Finds the candidates on the search index's vector codes, has DuckDB score
-   * them as the SQL query would, then reads the winners' rows. A forget that
-   * commits in between leaves a candidate or winner missing or deleted (and
-   * with a candidate perhaps the bound that kept another record out): the
-   * codes are searched again. When the codes cannot tell, or after a few
+   * Finds the candidates on the search index's vector codes, then has DuckDB
+   * score them as the SQL query would and read the winners' rows. A forget
+   * that commits in between leaves a candidate missing or deleted (and with
+   * it perhaps the bound that kept another record out): the codes are
+   * searched again. When the codes cannot tell, or after a few
    * tries, the SQL query answers.
    */
   private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
@@ -471,17 +471,10 @@ class DuckDBStore implements MemoryStore {
       );
       if (ids === null) break;
       if (ids.length === 0) return [];
-      const scored = await this.read((s) =>
-        scoreByVector(s, ids, query.vector, this.fixedDimensions),
+      const { hits, intact } = await this.read((s) =>
+        scoreCandidates(s, ids, query.vector, this.fixedDimensions, query.limit),
       );
-      if (scored.length !== ids.length || scored.some(({ live }) => !live)) continue;
-      const top: RankedId[] = [];
-      for (const { id, score } of scored) {
-        if (score === null || top.length === query.limit) break;
-        top.push({ id, score });
-      }
-      const hits = await this.withRows(top);
-      if (hits !== null) return hits;
+      if (intact) return hits;
     }
     return this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
   }

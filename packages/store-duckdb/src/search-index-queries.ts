@@ -1,5 +1,5 @@
 import type { DuckDBArrayValue, DuckDBListValue } from '@duckdb/node-api';
-import type { MemoryRecord } from '@mnemo/core';
+import type { MemoryRecord, ScoredRecord } from '@mnemo/core';
 import { cosineScore } from './queries.js';
 import { rowToGrant, rowToRecord } from './rows.js';
 import type { Postings, SearchIndex } from './search-index.js';
@@ -120,31 +120,49 @@ export async function loadVectors(s: Session, index: SearchIndex): Promise<void>
   );
 }
 
+/** The best records among a vector search's candidates, and whether the candidates still stand. */
+export interface ScoredCandidates {
+  /** The first `limit` candidates with a score, scored and ordered as `searchVector`'s SQL has it. */
+  hits: ScoredRecord[];
+  /** Whether every candidate was found, live: else a forget committed since they were found. */
+  intact: boolean;
+}
+
 /**
- * The vector search scores for `vector` of the records among `ids`, computed
- * as `searchVector`'s SQL computes them, in its order (score descending,
- * NULL last, then id), with whether each record is still live (the caller
- * checks). Only ids and scores: reading embeddings a row at a time is what
- * this costs (about 6 ms for 40 rows at 100,000 records).
+ * Scores the records among `ids` for `vector` as `searchVector`'s SQL
+ * computes it, in its order (score descending, NULL last, then id), and
+ * reads the rows of the first `limit`, in one statement: the scores and the
+ * check need only the candidates' embeddings and states, and only the
+ * winners' rows are turned into records. (Two statements, scores then rows,
+ * each matched the ids against every record's: about 2.5 ms more at 100,000.)
  */
-export async function scoreByVector(
+export async function scoreCandidates(
   s: Session,
   ids: readonly string[],
   vector: Float32Array,
   fixed: number | null,
-): Promise<{ id: string; score: number | null; live: boolean }[]> {
+  limit: number,
+): Promise<ScoredCandidates> {
   const p = new Params();
   const { similarity, score } = cosineScore(p.floats(vector), fixed);
   const rows = await s.allPrepared(
-    `SELECT id, live, ${score} AS score FROM (
-       SELECT r.id, r.embedding, r.deleted_at IS NULL AS live, ${similarity} AS similarity
-       FROM mnemo_records r WHERE r.id IN (SELECT unnest(${p.strings(ids)}))
-     ) ORDER BY score DESC NULLS LAST, id ASC`,
+    `SELECT ${RECORD_COLUMNS}, r.score, r.found, r.all_live FROM (
+       SELECT *, ${score} AS score, count(*) OVER () AS found,
+              bool_and(deleted_at IS NULL) OVER () AS all_live
+       FROM (
+         SELECT r.*, ${similarity} AS similarity
+         FROM mnemo_records r WHERE r.id IN (SELECT unnest(${p.strings(ids)}))
+       )
+     ) r
+     ORDER BY r.score DESC NULLS LAST, r.id ASC
+     LIMIT ${p.scalar(limit)}`,
     p,
   );
-  return rows.map((row) => ({
-    id: row.id as string,
-    score: row.score === null ? null : Number(row.score),
-    live: row.live === true,
-  }));
+  const [first] = rows;
+  return {
+    hits: rows
+      .filter((row) => row.score !== null)
+      .map((row) => ({ record: rowToRecord(row), score: Number(row.score) })),
+    intact: first !== undefined && Number(first.found) === ids.length && first.all_live === true,
+  };
 }
