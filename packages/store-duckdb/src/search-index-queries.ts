@@ -131,10 +131,10 @@ export interface ScoredCandidates {
 /**
  * Scores the records among `ids` for `vector` as `searchVector`'s SQL
  * computes it, in its order (score descending, NULL last, then id), and
- * reads the rows of the first `limit`, in one statement: the scores and the
- * check need only the candidates' embeddings and states, and only the
- * winners' rows are turned into records. (Two statements, scores then rows,
- * each matched the ids against every record's: about 2.5 ms more at 100,000.)
+ * returns the rows of the first `limit`, in one statement that also checks
+ * that every candidate is still there and live; only the winners' rows are
+ * turned into records. (Two statements, scores then rows, each matched the
+ * ids against every record's: about 2.5 ms more at 100,000 records.)
  */
 export async function scoreCandidates(
   s: Session,
