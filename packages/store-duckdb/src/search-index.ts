@@ -137,6 +137,8 @@ export class SearchIndex {
   // Per-search scratch, reused: visibility of each slot and the score being summed.
   private visible = new Uint8Array(0);
   private scores = new Float64Array(0);
+  /** The slots a search has scored, in the order first scored (reused, like `scores`). */
+  private touched = new Int32Array(0);
 
   /** Live records indexed. */
   get size(): number {
@@ -276,7 +278,9 @@ export class SearchIndex {
     const avgdl = lengthSum / n;
     const scores = this.scores.length >= slots ? this.scores : new Float64Array(slots);
     this.scores = scores;
-    const touched: number[] = [];
+    const touched = this.touched.length >= slots ? this.touched : new Int32Array(slots);
+    this.touched = touched;
+    let count = 0;
     for (const term of new Set(terms)) {
       const postings = this.terms.get(term);
       if (postings === undefined) continue;
@@ -294,20 +298,24 @@ export class SearchIndex {
         const dl = this.lengths[slot] as number;
         const score =
           (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / avgdl));
-        if (scores[slot] === 0) touched.push(slot);
+        if (scores[slot] === 0) {
+          touched[count] = slot;
+          count += 1;
+        }
         scores[slot] = (scores[slot] as number) + score;
       }
     }
-    // The best `limit`, kept sorted; most candidates fall below the last and are skipped.
+    // The best `limit`, kept sorted; most candidates fall below the last and are skipped
+    // (before their id is read, which only a tie needs).
     const best: RankedId[] = [];
-    for (const slot of touched) {
+    for (let k = 0; k < count; k += 1) {
+      const slot = touched[k] as number;
       const score = Math.round((scores[slot] as number) * ROUNDING) / ROUNDING;
       scores[slot] = 0;
+      const last = best.length === limit ? (best[limit - 1] as RankedId) : null;
+      if (last !== null && score < last.score) continue;
       const id = this.ids[slot] as string;
-      if (best.length === limit) {
-        const last = best[limit - 1] as RankedId;
-        if (score < last.score || (score === last.score && id > last.id)) continue;
-      }
+      if (last !== null && score === last.score && id > last.id) continue;
       let at = best.length;
       while (at > 0) {
         const above = best[at - 1] as RankedId;
