@@ -2,10 +2,9 @@
 // vector side of the in-memory index (see VectorCodes). JavaScript has no SIMD: a plain loop
 // over 100,000 codes of 384 bytes took 71–125 ms, this one 7–10 ms on one core. The module is
 // assembled here, byte by byte, so nothing is compiled or fetched at build or run time. Its
-// memory is shared, so a helper thread (see DotKernel) can take half of a long pass.
+// memory is shared, so a helper thread (see DotHelper) can take part of a long pass.
 
-import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { type DotFunction, DotHelper } from './dot-helper.js';
 
 /** Unsigned LEB128, the encoding of every count, index and opcode after a prefix. */
 function leb(value: number): number[] {
@@ -172,87 +171,11 @@ declare const WebAssembly: {
   ) => { readonly exports: Record<string, unknown> };
 };
 
-type DotFunction = (
-  query: number,
-  codes: number,
-  width: number,
-  rows: number,
-  count: number,
-  out: number,
-) => void;
-
 /** Below this many rows a pass runs on the calling thread alone: waking the helper costs more. */
 const PARALLEL_ROWS = 8_192;
-/** A parallel pass is cut into this many chunks, taken by whichever thread is free (at most 255). */
-const CHUNKS = 16;
 
-// The words of the control array the two threads share (an Int32Array). AT_GENERATION: the
-// number of the current pass (it wakes the helper). AT_NEXT: the pass number << 8 | the next
-// chunk to take. AT_DONE: chunks finished. Then the number of chunks, the pass's arguments, and
-// AT_FAILED if the helper's function threw. `takeChunks` reads them by these numbers.
-const [
-  AT_GENERATION,
-  AT_NEXT,
-  AT_DONE,
-  AT_CHUNKS,
-  AT_QUERY,
-  AT_CODES,
-  AT_WIDTH,
-  AT_ROWS,
-  AT_COUNT,
-  AT_OUT,
-  AT_FAILED,
-] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-const CONTROL_WORDS = 11;
-
-/**
- * Takes and computes chunks of pass `pass` until none is left, on whichever
- * thread calls it: the caller's and the helper's. A chunk is taken by
- * compare-and-swap of AT_NEXT, which also carries the pass number, so a helper
- * that wakes late for a finished pass takes nothing of the next one; the
- * arguments are read once a chunk is taken, when the caller cannot have
- * moved on. The helper runs this function's source text, so it reads nothing
- * but its parameters and globals: the control words by number (see above).
- */
-function takeChunks(control: Int32Array, dot: DotFunction, pass: number): void {
-  const tag = (pass & 0x7fffff) << 8;
-  for (;;) {
-    const next = Atomics.load(control, 1); // AT_NEXT
-    const chunk = next & 0xff;
-    const chunks = control[3] as number; // AT_CHUNKS
-    if ((next & ~0xff) !== tag || chunk >= chunks) return;
-    if (Atomics.compareExchange(control, 1, next, next + 1) !== next) continue;
-    const count = control[8] as number; // AT_COUNT
-    const size = Math.ceil(count / chunks);
-    const start = chunk * size;
-    const rows = Math.min(size, count - start);
-    try {
-      if (rows > 0) {
-        // From AT_QUERY, AT_CODES, AT_WIDTH, AT_ROWS and AT_OUT.
-        const at = (word: number) => control[word] as number;
-        dot(at(4), at(5), at(6), at(7) + start * 4, rows, at(9) + start * 4);
-      }
-    } catch {
-      Atomics.store(control, 10, 1); // AT_FAILED
-    }
-    Atomics.add(control, 2, 1); // AT_DONE
-    Atomics.notify(control, 2);
-  }
-}
-
-// The helper thread: waits for each new pass and takes chunks of it.
-const HELPER_SOURCE = `'use strict';
-const { workerData } = require('node:worker_threads');
-const { memory, module, control } = workerData;
-const dot = new WebAssembly.Instance(module, { env: { memory } }).exports.dot;
-const takeChunks = ${takeChunks.toString()};
-let seen = 0;
-for (;;) {
-  Atomics.wait(control, ${AT_GENERATION}, seen);
-  seen = Atomics.load(control, ${AT_GENERATION});
-  takeChunks(control, dot, seen);
-}
-`;
+/** Numbers the kernels of this process, for the helper thread. */
+let kernels = 0;
 
 /**
  * A memory to lay rows of int8 codes in, with a query, a list of row
@@ -260,38 +183,30 @@ for (;;) {
  * places each where it chose and reads the products.
  *
  * On a machine of more than one core, a pass over many rows is shared with
- * a helper thread (a worker started with the kernel, and ended by `close`):
- * a pass reads every row's codes (38 MB at 100,000 rows of 384), and one
- * core took 8–9 ms for it when the codes had left the CPU's caches, as they
- * have between one recall and the next. The calling thread takes chunks too
- * and waits only for a chunk the helper has begun, so a busy helper slows
+ * the process's helper thread (see DotHelper; one for every kernel, started
+ * by the first long pass and ended when the last kernel using it closes): a
+ * pass reads every row's codes (38 MB at 100,000 rows of 384), and one core
+ * took 8–9 ms for it when the codes had left the CPU's caches, as they have
+ * between one recall and the next. The calling thread takes chunks too and
+ * waits only for a chunk the helper has begun, so a busy helper slows
  * nothing down.
  */
 export class DotKernel {
+  private readonly id = ++kernels;
+  private readonly module: object;
   private readonly memory: WasmMemory;
   private readonly run: DotFunction;
-  private readonly control = new Int32Array(new SharedArrayBuffer(CONTROL_WORDS * 4));
-  private helper: Worker | null = null;
-  private pass = 0;
+  private parallel: boolean;
+  /** The helper this kernel registered with, if any (a new one after a restart needs it again). */
+  private helper: DotHelper | null = null;
 
-  /** `parallel: false` keeps every pass on the calling thread. */
+  /** `parallel`: share long passes with the helper thread (default: when the machine has more than one core). */
   constructor(options: { parallel?: boolean } = {}) {
-    const module = new WebAssembly.Module(MODULE);
+    this.module = new WebAssembly.Module(MODULE);
     this.memory = new WebAssembly.Memory({ initial: 1, maximum: MAX_PAGES, shared: true });
-    this.run = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports
+    this.run = new WebAssembly.Instance(this.module, { env: { memory: this.memory } }).exports
       .dot as DotFunction;
-    if (options.parallel ?? availableParallelism() > 1) {
-      const helper = new Worker(HELPER_SOURCE, {
-        eval: true,
-        workerData: { memory: this.memory, module, control: this.control },
-      });
-      helper.unref();
-      // A helper that fails to start leaves every pass to the calling thread.
-      helper.on('error', () => {
-        if (this.helper === helper) this.helper = null;
-      });
-      this.helper = helper;
-    }
+    this.parallel = options.parallel ?? DotHelper.useful;
   }
 
   /** Grows the memory to at least `bytes` (it never shrinks); views taken before are then stale. */
@@ -317,40 +232,22 @@ export class DotKernel {
     count: number,
     outAt: number,
   ): void {
-    if (this.helper === null || count < PARALLEL_ROWS) {
+    const helper = this.parallel && count >= PARALLEL_ROWS ? DotHelper.get() : null;
+    if (helper === null) {
       this.run(queryAt, codesAt, width, rowsAt, count, outAt);
       return;
     }
-    const control = this.control;
-    this.pass = (this.pass + 1) & 0x7fffff;
-    control[AT_CHUNKS] = CHUNKS;
-    control[AT_QUERY] = queryAt;
-    control[AT_CODES] = codesAt;
-    control[AT_WIDTH] = width;
-    control[AT_ROWS] = rowsAt;
-    control[AT_COUNT] = count;
-    control[AT_OUT] = outAt;
-    control[AT_FAILED] = 0;
-    Atomics.store(control, AT_DONE, 0);
-    Atomics.store(control, AT_NEXT, this.pass << 8);
-    Atomics.store(control, AT_GENERATION, this.pass);
-    Atomics.notify(control, AT_GENERATION);
-    takeChunks(control, this.run, this.pass);
-    for (;;) {
-      const done = Atomics.load(control, AT_DONE);
-      if (done === CHUNKS) break;
-      Atomics.wait(control, AT_DONE, done);
+    if (this.helper !== helper) {
+      helper.register({ id: this.id, memory: this.memory, module: this.module });
+      this.helper = helper;
     }
-    if (control[AT_FAILED] === 1) {
-      // The same arguments on this thread: their error, or the products the helper missed.
-      this.run(queryAt, codesAt, width, rowsAt, count, outAt);
-    }
+    helper.run(this.id, this.run, queryAt, codesAt, width, rowsAt, count, outAt);
   }
 
-  /** Ends the helper thread; passes run on the calling thread from then on. */
+  /** Leaves the helper thread (which lets this kernel's memory go); later passes run here alone. */
   close(): void {
-    const helper = this.helper;
+    this.parallel = false;
+    this.helper?.unregister(this.id);
     this.helper = null;
-    if (helper !== null) void helper.terminate();
   }
 }

@@ -47,45 +47,66 @@ describe('DotKernel', () => {
     expect(products[25]).toBe(-127 * 127 * width);
   });
 
-  it('gets the same products when a long pass is shared with its helper thread, pass after pass', () => {
+  it('gets the same products when long passes of several kernels share the helper thread', () => {
     const next = random(11);
     const width = 32;
     const rows = 60_000;
     const [queryAt, codesAt, listAt] = [0, width, width + rows * width];
     const outAt = listAt + rows * 4;
-    for (const parallel of [true, false]) {
+    /** A kernel filled with its own random codes, and a check of one pass over `count` listed rows. */
+    const kernelOf = (parallel: boolean) => {
       const kernel = new DotKernel({ parallel });
-      try {
-        kernel.reserve(outAt + (rows + 1) * 4);
-        const bytes = new Int8Array(kernel.buffer);
-        for (let i = 0; i < width + rows * width; i += 1) bytes[i] = Math.round(next() * 254) - 127;
-        const list = new Int32Array(kernel.buffer, listAt, rows);
-        const out = new Int32Array(kernel.buffer, outAt, rows + 1);
-        // Lengths around the threshold and the chunking (16 chunks, the last one short or
-        // empty), each over a different list of rows, then one after the helper has ended.
-        const passes = [60_000, 8_191, 8_192, 8_193, 16_385, 17, 40_000, 60_000];
-        for (const [k, count] of passes.entries()) {
-          if (k === passes.length - 1) kernel.close();
-          for (let i = 0; i < count; i += 1) list[i] = (i * 7_919 + k * 13) % rows;
-          out.fill(0x55555555, 0, count + 1);
-          kernel.dot(queryAt, codesAt, width, listAt, count, outAt);
-          const wrong: string[] = [];
-          for (let i = 0; i < count; i += 1) {
-            const row = list[i] as number;
-            let expected = 0;
-            for (let j = 0; j < width; j += 1) {
-              expected +=
-                (bytes[codesAt + row * width + j] as number) * (bytes[queryAt + j] as number);
-            }
-            if (out[i] !== expected) wrong.push(`pass ${k} item ${i}: ${out[i]} != ${expected}`);
+      kernel.reserve(outAt + (rows + 1) * 4);
+      const bytes = new Int8Array(kernel.buffer);
+      for (let i = 0; i < width + rows * width; i += 1) bytes[i] = Math.round(next() * 254) - 127;
+      const list = new Int32Array(kernel.buffer, listAt, rows);
+      const out = new Int32Array(kernel.buffer, outAt, rows + 1);
+      const pass = (count: number, seed: number): string[] => {
+        for (let i = 0; i < count; i += 1) list[i] = (i * 7_919 + seed * 13) % rows;
+        out.fill(0x55555555, 0, count + 1);
+        kernel.dot(queryAt, codesAt, width, listAt, count, outAt);
+        const wrong: string[] = [];
+        for (let i = 0; i < count; i += 1) {
+          const row = list[i] as number;
+          let expected = 0;
+          for (let j = 0; j < width; j += 1) {
+            expected +=
+              (bytes[codesAt + row * width + j] as number) * (bytes[queryAt + j] as number);
           }
-          expect(wrong.slice(0, 3)).toEqual([]);
-          // Nothing is written past the pass's products.
-          expect(out[count]).toBe(0x55555555);
+          if (out[i] !== expected) wrong.push(`pass ${seed} item ${i}: ${out[i]} != ${expected}`);
         }
-      } finally {
-        kernel.close();
+        // Nothing is written past the pass's products.
+        if (out[count] !== 0x55555555) wrong.push(`pass ${seed} wrote past its ${count} products`);
+        return wrong.slice(0, 3);
+      };
+      return { kernel, pass };
+    };
+    // Lengths around the threshold and the chunking (16 chunks, the last one short or empty),
+    // each over a different list of rows, alternating between two kernels; then one kernel
+    // after the other has closed, after it has closed too, and a kernel made after both.
+    const passes = [60_000, 8_191, 8_192, 8_193, 16_385, 17, 40_000, 60_000];
+    const a = kernelOf(true);
+    const b = kernelOf(true);
+    const serial = kernelOf(false);
+    try {
+      for (const [k, count] of passes.entries()) {
+        expect(a.pass(count, k)).toEqual([]);
+        expect(b.pass(count, k + 100)).toEqual([]);
+        expect(serial.pass(count, k + 200)).toEqual([]);
       }
+      a.kernel.close();
+      expect(b.pass(60_000, 300)).toEqual([]);
+      expect(a.pass(60_000, 301)).toEqual([]);
+      b.kernel.close();
+      expect(b.pass(60_000, 302)).toEqual([]);
+      const c = kernelOf(true);
+      try {
+        expect(c.pass(60_000, 303)).toEqual([]);
+      } finally {
+        c.kernel.close();
+      }
+    } finally {
+      for (const { kernel } of [a, b, serial]) kernel.close();
     }
   });
 });
