@@ -166,20 +166,11 @@ export class DotHelper {
   }
 
   /**
-   * Runs the pass `run(queryAt, codesAt, width, rowsAt, count, outAt)` of
-   * `kernel` (registered) in chunks, on this thread and the helper's; returns
-   * once every chunk is done.
+   * Runs the pass `run(...pass)` of `kernel` (registered) in chunks, on this
+   * thread and the helper's; returns once every chunk is done.
    */
-  run(
-    kernel: number,
-    run: DotFunction,
-    queryAt: number,
-    codesAt: number,
-    width: number,
-    rowsAt: number,
-    count: number,
-    outAt: number,
-  ): void {
+  run(kernel: number, run: DotFunction, ...pass: Parameters<DotFunction>): void {
+    const [queryAt, codesAt, width, rowsAt, count, outAt] = pass;
     const control = this.control;
     this.pass = (this.pass + 1) & 0x7fffff;
     control[AT_CHUNKS] = CHUNKS;
@@ -203,7 +194,7 @@ export class DotHelper {
     }
     if (control[AT_FAILED] === 1) {
       // The same arguments on this thread: their error, or the products the helper missed.
-      run(queryAt, codesAt, width, rowsAt, count, outAt);
+      run(...pass);
     }
   }
 
