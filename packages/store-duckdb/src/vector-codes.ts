@@ -208,29 +208,36 @@ export class VectorCodes {
     const products = new Int32Array(this.kernel.buffer, this.outAt, count);
     const queryScale = coded.scale / coded.norm;
     const queryLoss = coded.lossNorm / coded.norm;
-    // The `limit` best lower bounds, in a min-heap: the least at [0].
+    // One pass over the bounds: the `limit` best lower bounds in a min-heap (the least at [0]),
+    // and the records whose upper bound reaches the bar so far. The bar only rises, so the
+    // records that reach the final bar are among those kept, which are checked against it after.
     const lows = new Float64Array(limit);
     let held = 0;
+    let bar = Number.NEGATIVE_INFINITY;
+    const kept: number[] = [];
+    const highs: number[] = [];
     for (let i = 0; i < count; i += 1) {
       const slot = rows[i] as number;
       const estimate = (products[i] as number) * (scales[slot] as number) * queryScale;
-      const low =
-        estimate - ((codedNorms[slot] as number) * queryLoss + (lossNorms[slot] as number));
+      const spread = (codedNorms[slot] as number) * queryLoss + (lossNorms[slot] as number);
+      const low = estimate - spread;
       if (held < limit) {
         siftUp(lows, held, low);
         held += 1;
+        if (held === limit) bar = (lows[0] as number) - SLACK;
       } else if (low > (lows[0] as number)) {
         siftDown(lows, held, low);
+        bar = (lows[0] as number) - SLACK;
+      }
+      const high = estimate + spread;
+      if (!(high < bar)) {
+        kept.push(slot);
+        highs.push(high);
       }
     }
-    const bar = (held < limit ? Number.NEGATIVE_INFINITY : (lows[0] as number)) - SLACK;
-    for (let i = 0; i < count; i += 1) {
-      const slot = rows[i] as number;
-      const estimate = (products[i] as number) * (scales[slot] as number) * queryScale;
-      const high =
-        estimate + ((codedNorms[slot] as number) * queryLoss + (lossNorms[slot] as number));
-      if (high < bar) continue;
-      found.push(slot);
+    for (let k = 0; k < kept.length; k += 1) {
+      if ((highs[k] as number) < bar) continue;
+      found.push(kept[k] as number);
       if (found.length > MOST_CANDIDATES) return null;
     }
     return found.length > MOST_CANDIDATES ? null : found;
