@@ -110,8 +110,8 @@ export interface HelpedKernel {
 
 /**
  * The helper thread (a `worker_threads` worker, unref'd so it never keeps a
- * process alive), started by the first kernel that registers and ended when
- * the last one leaves.
+ * process alive), started by the first long pass (`get`) and ended when the
+ * last kernel registered with it leaves.
  */
 export class DotHelper {
   private static current: DotHelper | null = null;

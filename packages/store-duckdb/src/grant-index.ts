@@ -5,8 +5,8 @@ export const principalKey = (agentId: string, orgId: string | null) =>
   `${orgId ?? ''}\u0000${agentId}`;
 
 /**
- * The grants on the records an in-memory index holds (plans, lexical
- * postings): record id → grantee (`principalKey`) → expiry in ms, or null
+ * The grants on the records an in-memory index holds (PlanIndex,
+ * SearchIndex): record id → grantee (`principalKey`) → expiry in ms, or null
  * for none. One grant per record and grantee, as `putGrants` keeps them.
  */
 export class GrantIndex {

@@ -206,11 +206,6 @@ export class SearchIndex {
     if (this.slotOf.has(grant.recordId)) this.grants.put(grant);
   }
 
-  /** Whether the index holds the records' embeddings (see `holdVectors`). */
-  get holdsVectors(): boolean {
-    return this.vectors !== null;
-  }
-
   /**
    * From now on, keeps each record's embedding as codes for `vectorCandidates`:
    * those added from here on with theirs, the indexed ones once given to `putVector`.
