@@ -72,32 +72,74 @@ function isRedacted(record: MemoryRecord): boolean {
 /**
  * Writes exported records back, keeping every field (ids, timestamps, hashes,
  * access counts, deletion) and their grants, with one `import` audit event per
- * record in its owner's chain. Each record's `contentHash` must match its
- * fields (redacted records excepted), so a tampered export is rejected.
- * Records whose id exists are skipped. One transaction per 500 records.
+ * record in its owner's chain. Each record is validated like a `remember`
+ * (reserved tags allowed, since plans are exported too) and its `contentHash`
+ * must match its fields (redacted records excepted), so a tampered export is
+ * rejected. Records whose id exists are skipped. One transaction per 500
+ * records.
+ *
+ * A synchronous iterable (an array) is validated whole before anything is
+ * written: a bad item is `INVALID_INPUT` naming it (`records[7].record.scope`)
+ * and changes nothing. An async iterable (a stream) is validated one chunk
+ * ahead of its write, so a bad item fails the import with the chunks before it
+ * written; importing the corrected input again skips them.
  */
 export async function importRecords(
   context: EngineContext,
   records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>,
 ): Promise<ImportResult> {
   const result: ImportResult = { imported: 0, skipped: 0 };
-  let chunk: ExportedRecord[] = [];
-  let index = 0;
-  const flush = async () => {
-    const batch = chunk;
-    chunk = [];
-    if (batch.length === 0) return;
+  const ids = new Set<string>();
+  const check = (item: unknown, index: number) => {
+    const where = `records[${index}]`;
+    const checked = checkExported(item, where);
+    if (ids.has(checked.record.id))
+      throw invalidInput(`${where}.record.id`, `repeats record ${checked.record.id}`);
+    ids.add(checked.record.id);
+    return checked;
+  };
+  const write = async (batch: ExportedRecord[]) => {
     const { imported, skipped } = await importChunk(context, batch);
     result.imported += imported;
     result.skipped += skipped;
   };
-  for await (const item of records) {
-    chunk.push(checkExported(item, `records[${index}]`));
-    index += 1;
-    if (chunk.length >= WRITE_CHUNK_SIZE) await flush();
+  if (isSyncIterable(records)) {
+    const all = Array.from(records as Iterable<unknown>, check);
+    for (let start = 0; start < all.length; start += WRITE_CHUNK_SIZE) {
+      await write(all.slice(start, start + WRITE_CHUNK_SIZE));
+    }
+    return result;
   }
-  await flush();
+  if (!isAsyncIterable(records))
+    throw invalidInput('records', 'must be an iterable or async iterable of exported records');
+  let chunk: ExportedRecord[] = [];
+  let index = 0;
+  for await (const item of records) {
+    chunk.push(check(item, index));
+    index += 1;
+    if (chunk.length >= WRITE_CHUNK_SIZE) {
+      await write(chunk);
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) await write(chunk);
   return result;
+}
+
+function isSyncIterable(value: unknown): value is Iterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function'
+  );
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  );
 }
 
 async function importChunk(context: EngineContext, batch: ExportedRecord[]): Promise<ImportResult> {
@@ -166,23 +208,59 @@ function toNewRecord(record: MemoryRecord): NewRecord {
   };
 }
 
-/** Validates an exported record (as code may build one by hand) and checks its hash. */
-function checkExported(item: ExportedRecord, where: string): ExportedRecord {
-  const { record, grants } = item as Partial<ExportedRecord>;
-  if (typeof record !== 'object' || record === null)
-    throw invalidInput(`${where}.record`, 'must be a record');
-  if (!Array.isArray(grants)) throw invalidInput(`${where}.grants`, 'must be an array');
-  const expected = contentHash(record);
-  if (!isRedacted(record) && expected !== record.contentHash) {
+/**
+ * Validates an exported record as code may build it by hand (every field, as
+ * `remember` would, reserved tags allowed; every grant) and checks its hash.
+ * `where` names it in errors. Returns fresh copies.
+ */
+function checkExported(item: unknown, where: string): ExportedRecord {
+  const line = checkKeys(where, item, ['record', 'grants']);
+  const r = checkKeys(`${where}.record`, line.record, RECORD_KEYS);
+  const f = (name: string) => `${where}.record.${name}`;
+  const optionalDate = (name: string) => (r[name] === null ? null : validateDate(f(name), r[name]));
+  const optionalLabel = (name: string) =>
+    r[name] === null ? null : validateLabel(f(name), r[name], 256);
+  const record: MemoryRecord = {
+    id: validateLabel(f('id'), r.id, 256),
+    agentId: validateId(f('agentId'), r.agentId),
+    orgId: r.orgId === null ? null : validateId(f('orgId'), r.orgId),
+    content: validateContent(f('content'), r.content, LIMITS),
+    memoryType: validateMemoryType(f('memoryType'), r.memoryType),
+    scope: validateScope(f('scope'), r.scope),
+    importance: validateUnitInterval(f('importance'), r.importance),
+    tags: validateTags(f('tags'), r.tags, LIMITS, true),
+    metadata: validateMetadata(f('metadata'), r.metadata, LIMITS),
+    embedding: checkEmbedding(f('embedding'), r.embedding),
+    contentHash: checkHash(f('contentHash'), r.contentHash),
+    threadId: optionalLabel('threadId'),
+    sourceType: optionalLabel('sourceType'),
+    createdAt: validateDate(f('createdAt'), r.createdAt),
+    updatedAt: validateDate(f('updatedAt'), r.updatedAt),
+    expiresAt: optionalDate('expiresAt'),
+    deletedAt: optionalDate('deletedAt'),
+    accessCount: checkCount(f('accessCount'), r.accessCount),
+    lastAccessedAt: optionalDate('lastAccessedAt'),
+  };
+  if (!isRedacted(record) && contentHash(record) !== record.contentHash) {
     throw invalidInput(
-      `${where}.record.contentHash`,
+      f('contentHash'),
       `does not match the record's fields (record ${record.id})`,
     );
   }
-  for (const grant of grants) {
-    if (grant.recordId !== record.id)
-      throw invalidInput(`${where}.grants`, 'must all be grants on the record');
-  }
+  const grants = validateArray(`${where}.grants`, line.grants, 100_000).map((raw, i): Grant => {
+    const g = checkKeys(`${where}.grants[${i}]`, raw, GRANT_KEYS);
+    const gf = (name: string) => `${where}.grants[${i}].${name}`;
+    if (g.recordId !== record.id) throw invalidInput(gf('recordId'), "must be the record's id");
+    return {
+      recordId: record.id,
+      granteeAgentId: validateId(gf('granteeAgentId'), g.granteeAgentId),
+      granteeOrgId: g.granteeOrgId === null ? null : validateId(gf('granteeOrgId'), g.granteeOrgId),
+      permission: validatePermission(gf('permission'), g.permission),
+      grantedBy: validateLabel(gf('grantedBy'), g.grantedBy, 600),
+      createdAt: validateDate(gf('createdAt'), g.createdAt),
+      expiresAt: g.expiresAt === null ? null : validateDate(gf('expiresAt'), g.expiresAt),
+    };
+  });
   return { record, grants };
 }
 
@@ -239,21 +317,51 @@ const LIMITS = {
   maxMetadataDepth: 64,
 };
 
+function checkEmbedding(field: string, value: unknown): Float32Array | null {
+  if (value === null) return null;
+  if (!(value instanceof Float32Array) || !value.every((x) => Number.isFinite(x))) {
+    throw invalidInput(field, 'must be null or a Float32Array of finite numbers');
+  }
+  return Float32Array.from(value);
+}
+
+function checkHash(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !/^[0-9a-f]{64}$/.test(value)) {
+    throw invalidInput(field, 'must be 64 hex digits');
+  }
+  return value;
+}
+
+function checkCount(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw invalidInput(field, 'must be a non-negative integer');
+  }
+  return value;
+}
+
+const GRANT_KEYS = [
+  'recordId',
+  'granteeAgentId',
+  'granteeOrgId',
+  'permission',
+  'grantedBy',
+  'createdAt',
+  'expiresAt',
+];
+
 /** Parses and validates the JSON form; `where` names the input in errors (e.g. `line 7`). */
 export function exportFromJson(value: unknown, where: string): ExportedRecord {
   const line = checkKeys(where, value, ['format', 'record', 'grants']);
   if (line.format !== EXPORT_FORMAT)
     throw invalidInput(`${where}.format`, `must be "${EXPORT_FORMAT}"`);
   const r = checkKeys(`${where}.record`, line.record, RECORD_KEYS);
-  const f = (name: string) => `${where}.record.${name}`;
-  const date = (name: string, nullable: boolean): Date | null => {
-    const raw = r[name];
+  // ISO strings to Dates, a number array to a Float32Array; checkExported validates the rest.
+  const date = (field: string, raw: unknown, nullable: boolean): unknown => {
     if (raw === null && nullable) return null;
-    if (typeof raw !== 'string') throw invalidInput(f(name), 'must be an ISO date string');
-    return validateDate(f(name), new Date(raw));
+    if (typeof raw !== 'string') throw invalidInput(field, 'must be an ISO date string');
+    return new Date(raw);
   };
-  const optionalLabel = (name: string) =>
-    r[name] === null ? null : validateLabel(f(name), r[name], 256);
+  const f = (name: string) => `${where}.record.${name}`;
   const embedding = r.embedding;
   if (
     embedding !== null &&
@@ -262,53 +370,22 @@ export function exportFromJson(value: unknown, where: string): ExportedRecord {
   ) {
     throw invalidInput(f('embedding'), 'must be null or an array of finite numbers');
   }
-  if (typeof r.contentHash !== 'string' || !/^[0-9a-f]{64}$/.test(r.contentHash)) {
-    throw invalidInput(f('contentHash'), 'must be 64 hex digits');
-  }
-  if (typeof r.accessCount !== 'number' || !Number.isInteger(r.accessCount) || r.accessCount < 0) {
-    throw invalidInput(f('accessCount'), 'must be a non-negative integer');
-  }
-  const record: MemoryRecord = {
-    id: validateLabel(f('id'), r.id, 256),
-    agentId: validateId(f('agentId'), r.agentId),
-    orgId: r.orgId === null ? null : validateId(f('orgId'), r.orgId),
-    content: validateContent(f('content'), r.content, LIMITS),
-    memoryType: validateMemoryType(f('memoryType'), r.memoryType),
-    scope: validateScope(f('scope'), r.scope),
-    importance: validateUnitInterval(f('importance'), r.importance),
-    tags: validateTags(f('tags'), r.tags, LIMITS, true),
-    metadata: validateMetadata(f('metadata'), r.metadata, LIMITS),
+  const record = {
+    ...r,
     embedding: embedding === null ? null : Float32Array.from(embedding as number[]),
-    contentHash: r.contentHash,
-    threadId: optionalLabel('threadId'),
-    sourceType: optionalLabel('sourceType'),
-    createdAt: date('createdAt', false) as Date,
-    updatedAt: date('updatedAt', false) as Date,
-    expiresAt: date('expiresAt', true),
-    deletedAt: date('deletedAt', true),
-    accessCount: r.accessCount,
-    lastAccessedAt: date('lastAccessedAt', true),
+    createdAt: date(f('createdAt'), r.createdAt, false),
+    updatedAt: date(f('updatedAt'), r.updatedAt, false),
+    expiresAt: date(f('expiresAt'), r.expiresAt, true),
+    deletedAt: date(f('deletedAt'), r.deletedAt, true),
+    lastAccessedAt: date(f('lastAccessedAt'), r.lastAccessedAt, true),
   };
-  const grants = validateArray(`${where}.grants`, line.grants, 100_000).map((raw, i): Grant => {
-    const g = checkKeys(`${where}.grants[${i}]`, raw, [
-      'recordId',
-      'granteeAgentId',
-      'granteeOrgId',
-      'permission',
-      'grantedBy',
-      'createdAt',
-      'expiresAt',
-    ]);
+  const grants = validateArray(`${where}.grants`, line.grants, 100_000).map((raw, i) => {
+    const g = checkKeys(`${where}.grants[${i}]`, raw, GRANT_KEYS);
     const gf = (name: string) => `${where}.grants[${i}].${name}`;
     return {
-      recordId: validateLabel(gf('recordId'), g.recordId, 256),
-      granteeAgentId: validateId(gf('granteeAgentId'), g.granteeAgentId),
-      granteeOrgId: g.granteeOrgId === null ? null : validateId(gf('granteeOrgId'), g.granteeOrgId),
-      permission: validatePermission(gf('permission'), g.permission),
-      grantedBy: validateLabel(gf('grantedBy'), g.grantedBy, 600),
-      createdAt: validateDate(gf('createdAt'), new Date(String(g.createdAt))),
-      expiresAt:
-        g.expiresAt === null ? null : validateDate(gf('expiresAt'), new Date(String(g.expiresAt))),
+      ...g,
+      createdAt: date(gf('createdAt'), g.createdAt, false),
+      expiresAt: date(gf('expiresAt'), g.expiresAt, true),
     };
   });
   return checkExported({ record, grants }, where);

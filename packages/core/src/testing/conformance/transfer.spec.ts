@@ -1,6 +1,7 @@
 import { planAccess } from '../../engine/plan-access.js';
-import { exportFromJson, exportToJson } from '../../engine/transfer.js';
-import { PLAN_TAG } from '../../records.js';
+import { type ExportedRecord, exportFromJson, exportToJson } from '../../engine/transfer.js';
+import { contentHash } from '../../hashing.js';
+import { type MemoryRecord, PLAN_TAG } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -112,6 +113,75 @@ export function transferSpec(t: TestApi, h: Harness): void {
           expect.objectContaining({ code: 'INVALID_INPUT' }),
         );
       }
+    });
+
+    it('validates every field of records handed to importRecords, and writes nothing on bad input', async () => {
+      const source = await h.open();
+      const a = source.engine.as('agent-a');
+      const { id } = await a.remember({ content: 'a record to import', scope: 'shared' });
+      await a.share({ recordId: id, with: ['agent-b'], permission: 'read' });
+      const exported: ExportedRecord[] = [];
+      for await (const item of source.engine.exportRecords()) exported.push(item);
+      const [good] = exported as [ExportedRecord];
+      // A field changed and the hash recomputed over it, as code building records by hand would.
+      const withRecord = (change: Record<string, unknown>): unknown => {
+        const record = { ...good.record, ...change } as MemoryRecord;
+        const hashable = ['createdAt', 'embedding'].every((key) => !(key in change));
+        return {
+          record: { ...record, contentHash: hashable ? contentHash(record) : record.contentHash },
+          grants: [],
+        };
+      };
+      const cases: [unknown, string][] = [
+        [withRecord({ agentId: 'bad agent id!' }), 'records[0].record.agentId'],
+        [withRecord({ content: '   ' }), 'records[0].record.content'],
+        [withRecord({ memoryType: 'nonsense' }), 'records[0].record.memoryType'],
+        [withRecord({ scope: 'everyone' }), 'records[0].record.scope'],
+        [withRecord({ importance: 7 }), 'records[0].record.importance'],
+        [withRecord({ accessCount: -5 }), 'records[0].record.accessCount'],
+        [withRecord({ createdAt: 'yesterday' }), 'records[0].record.createdAt'],
+        [withRecord({ embedding: [1, 2] }), 'records[0].record.embedding'],
+        [withRecord({ colour: 'red' }), 'records[0].record.colour'],
+        [
+          { ...good, grants: [{ ...good.grants[0], permission: 'superuser' }] },
+          'records[0].grants[0].permission',
+        ],
+        [
+          { ...good, grants: [{ ...good.grants[0], recordId: 'another' }] },
+          'records[0].grants[0].recordId',
+        ],
+        [{ record: { id: 'x' }, grants: [] }, 'records[0].record.agentId'],
+        [null, 'records[0]'],
+      ];
+      const target = await h.open();
+      for (const [item, field] of cases) {
+        await expect(target.engine.importRecords([item as ExportedRecord])).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field },
+        });
+      }
+      await expect(
+        target.engine.importRecords(null as unknown as ExportedRecord[]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'records' } });
+
+      // A bad record after a whole chunk of good ones: nothing at all is written.
+      const many = Array.from({ length: 501 }, (_, i) =>
+        withRecord({ id: `imported-${String(i).padStart(4, '0')}`, content: `imported ${i}` }),
+      ) as ExportedRecord[];
+      const last = many[500] as ExportedRecord;
+      many[500] = { ...last, record: { ...last.record, contentHash: 'f'.repeat(64) } };
+      await expect(target.engine.importRecords(many)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'records[500].record.contentHash' },
+      });
+      const twice = [many[0], many[1], many[0]] as ExportedRecord[];
+      await expect(target.engine.importRecords(twice)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'records[2].record.id' },
+      });
+      expect(await target.store.scanRecords({ limit: 1000 })).toEqual([]);
+      expect(await target.store.readAudit({ limit: 1000 })).toEqual([]);
+      expect(await target.engine.importRecords(exported)).toEqual({ imported: 1, skipped: 0 });
     });
   });
 }
