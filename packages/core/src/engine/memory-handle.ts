@@ -116,7 +116,12 @@ export interface ShareInput {
   recordId: string;
   /** Agent ids (of the record's org) to grant to. */
   with: readonly string[];
-  /** Default `read`. Cannot exceed the caller's own permission. */
+  /**
+   * Default `read`. Cannot exceed the caller's own permission. A grant
+   * replaces the grantee's existing one; only the owner, or a caller whose
+   * permission is higher than what the grantee holds, may replace it
+   * (`PERMISSION_DENIED` otherwise).
+   */
   permission?: Permission;
   /** The grant lapses at this instant. */
   expiresAt?: Date;
@@ -448,6 +453,7 @@ export class MemoryHandle {
           'a private record cannot be shared; remember it with scope "shared"',
         );
       }
+      await checkRegrants(tx, this.principal, target, grantees, now);
       await tx.putGrants(
         grantees.map((agentId) => ({
           recordId,
@@ -485,6 +491,34 @@ export function appendAudit(
 
 function notFound(id: string): MnemoError {
   return new MnemoError('NOT_FOUND', `no record ${id} visible to the caller`, { details: { id } });
+}
+
+/**
+ * A grant replaces the grantee's existing one, so changing what an agent
+ * already holds takes more than the right to share: only the owner, or a
+ * caller whose permission is higher than the grantee's, may do it. Otherwise
+ * a holder of `share` could lower or revoke (by a near expiry) an `admin`.
+ */
+async function checkRegrants(
+  tx: StoreTx,
+  caller: Principal,
+  target: VisibleRecord,
+  grantees: readonly string[],
+  now: Date,
+): Promise<void> {
+  const { record } = target;
+  if (record.agentId === caller.agentId && record.orgId === caller.orgId) return;
+  const level = permissionLevel(target.permission);
+  for (const grantee of grantees) {
+    const [held] = await tx.get({ agentId: grantee, orgId: record.orgId, now }, [record.id]);
+    if (held !== undefined && permissionLevel(held.permission) >= level) {
+      throw new MnemoError(
+        'PERMISSION_DENIED',
+        `${grantee} holds ${held.permission} on ${record.id}: only the owner or a higher permission than the caller's ${target.permission} can change it`,
+        { details: { id: record.id, grantee, permission: held.permission } },
+      );
+    }
+  }
 }
 
 function denied(id: string, permission: Permission): MnemoError {

@@ -48,6 +48,50 @@ export function shareSpec(t: TestApi, h: Harness): void {
       await expect(owner.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
 
+    it('lets only the owner or a higher permission change an existing grant', async () => {
+      const { engine, store } = await h.open();
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const d = engine.as('agent-d');
+      const { id } = await owner.remember({ content: 'team doc', scope: 'shared' });
+      await owner.share({ recordId: id, with: ['agent-b'], permission: 'admin' });
+      await owner.share({ recordId: id, with: ['agent-d', 'agent-e'], permission: 'share' });
+      const events = (await store.readAudit({ limit: 100 })).length;
+      // d holds share: it cannot lower, shorten or even repeat the grant of b (admin) or e (share).
+      for (const input of [
+        { with: ['agent-b'], permission: 'read' as const },
+        {
+          with: ['agent-b'],
+          permission: 'share' as const,
+          expiresAt: new Date(Date.now() + 60_000),
+        },
+        { with: ['agent-c', 'agent-e'], permission: 'read' as const },
+      ]) {
+        await expect(d.share({ recordId: id, ...input })).rejects.toMatchObject({
+          code: 'PERMISSION_DENIED',
+          details: { id, grantee: input.with.at(-1) },
+        });
+      }
+      expect((await store.readAudit({ limit: 100 })).length).toBe(events);
+      expect((await store.listGrants([id])).map((g) => [g.granteeAgentId, g.permission])).toEqual([
+        ['agent-b', 'admin'],
+        ['agent-d', 'share'],
+        ['agent-e', 'share'],
+      ]);
+      // d may grant c, then raise c's grant, up to d's own level.
+      await d.share({ recordId: id, with: ['agent-c'], permission: 'read' });
+      await d.share({ recordId: id, with: ['agent-c'], permission: 'delete' });
+      // b (admin) outranks d (share) and may lower it; the owner may change any grant.
+      await b.share({ recordId: id, with: ['agent-d'], permission: 'read' });
+      await owner.share({ recordId: id, with: ['agent-b'], permission: 'read' });
+      expect((await store.listGrants([id])).map((g) => [g.granteeAgentId, g.permission])).toEqual([
+        ['agent-b', 'read'],
+        ['agent-c', 'delete'],
+        ['agent-d', 'read'],
+        ['agent-e', 'share'],
+      ]);
+    });
+
     it('lets a grant lapse at expiresAt', async () => {
       const { engine, clock } = await h.open();
       const owner = engine.as('owner');
