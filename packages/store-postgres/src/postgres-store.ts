@@ -222,11 +222,20 @@ class PostgresStore implements MemoryStore {
       `SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'`,
     );
     if (available !== undefined) {
+      // The extension is database-wide: stores of other schemas may be creating it right now,
+      // and two CREATE EXTENSIONs at once collide on the catalog's unique index.
+      const lock = new Params();
+      const key = lock.add('mnemo:create-extension:vector', '::text');
+      await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
       try {
         await s.exec('CREATE EXTENSION IF NOT EXISTS vector');
         return { kind: 'pgvector', dimensions: this.options.vectorDimensions ?? null };
       } catch (error) {
         if (wanted === 'pgvector') throw error;
+      } finally {
+        const unlock = new Params();
+        const again = unlock.add('mnemo:create-extension:vector', '::text');
+        await s.all(`SELECT pg_advisory_unlock(hashtextextended(${again}, 0))`, unlock);
       }
     }
     if (wanted === 'pgvector') {
@@ -339,8 +348,22 @@ function transactionOn(
   seen: { dimensions: number | null },
 ): StoreTx {
   return {
-    get: (visibility, ids) => queries.getRecords(s, visibility, ids),
-    list: (query) => queries.listRecords(s, query),
+    // What a transaction reads it may go on to change (forget, share): the records are locked
+    // first, then read by a statement that starts after the locks are held, so it sees what
+    // any writer that held them committed (a record forgotten meanwhile is gone).
+    get: async (visibility, ids) => {
+      await queries.lockRecords(s, ids);
+      return queries.getRecords(s, visibility, ids);
+    },
+    list: async (query) => {
+      const found = await queries.listRecords(s, query);
+      const ids = found.map((visible) => visible.record.id);
+      await queries.lockRecords(s, ids);
+      const now = new Map(
+        (await queries.getRecords(s, query.visibility, ids)).map((v) => [v.record.id, v]),
+      );
+      return found.flatMap((visible) => now.get(visible.record.id) ?? []);
+    },
     findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
     embeddingDimensions: async () => {
       seen.dimensions ??= await queries.embeddingDimensions(s);

@@ -289,8 +289,19 @@ export async function listGrants(s: Session, recordIds: readonly string[]): Prom
   return rows.map(rowToGrant);
 }
 
+/**
+ * The ids among `ids` that exist. Only an import looks ids up before inserting
+ * them, so this takes the schema's import lock until the transaction ends: two
+ * imports of the same records run one after the other, and the second finds
+ * (and skips) what the first wrote instead of colliding with it.
+ */
 export async function findIds(s: Session, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
+  const lock = new Params();
+  await s.all(
+    `SELECT pg_advisory_xact_lock(hashtextextended(${lock.add(`mnemo:import:${s.schema}`, '::text')}, 0))`,
+    lock,
+  );
   const p = new Params();
   const rows = await s.all(
     `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})`,
@@ -568,7 +579,8 @@ async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<v
  * existing records locks them this way first, so two of them never wait on
  * each other in opposite orders (a deadlock).
  */
-async function lockRecords(s: Session, ids: readonly string[]): Promise<void> {
+export async function lockRecords(s: Session, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
   const p = new Params();
   await s.all(
     `SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)}) ORDER BY id COLLATE "C" FOR UPDATE`,

@@ -267,7 +267,13 @@ export interface MemoryStore extends StoreReader {
   listGrants(recordIds: readonly string[]): Promise<Grant[]>;
 }
 
-/** A transaction handle. Valid only inside the `transaction` callback that received it. */
+/**
+ * A transaction handle. Valid only inside the `transaction` callback that
+ * received it. Where several writers can race, `get` and `list` lock the
+ * records they return until the transaction ends and return them as the
+ * last writer that held them left them, so a check followed by a change
+ * (forget, share) runs one after another with any other such change.
+ */
 export interface StoreTx extends StoreReader {
   /**
    * For each of `dedupKeys` that a live record (not deleted, not expired at

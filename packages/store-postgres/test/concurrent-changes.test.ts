@@ -1,0 +1,160 @@
+import { createEngine, type Engine, type ExportedRecord } from '@mnemo/core';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import {
+  adminQuery,
+  describePostgres,
+  dropSchema,
+  PG_URL,
+  queryOn,
+  uniqueSchema,
+} from './database.js';
+
+// Two stores on one schema, as two processes would be: each has its own pool, so their
+// transactions really run at once on the server. Each race runs several rounds, since one
+// round may happen to run the two calls one after the other.
+const ROUNDS = 8;
+
+const schemas: string[] = [];
+const engines: Engine[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.close();
+});
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(schema);
+});
+
+async function twoEngines(prefix: string): Promise<[Engine, Engine]> {
+  const schema = uniqueSchema(prefix);
+  schemas.push(schema);
+  const open = async () => {
+    const engine = createEngine({
+      store: createPostgresStore({ connectionString: PG_URL as string, schema, vector: 'array' }),
+    });
+    await engine.init();
+    engines.push(engine);
+    return engine;
+  };
+  const first = await open();
+  return [first, await open()];
+}
+
+const outcome = (settled: PromiseSettledResult<unknown>) =>
+  settled.status === 'fulfilled' ? 'ok' : (settled.reason as { code?: string }).code;
+
+describePostgres('concurrent changes to one record from two stores', () => {
+  it('forgets a record once: the second forget finds it gone (NOT_FOUND)', async () => {
+    const [e1, e2] = await twoEngines('race_forget');
+    const modes = [
+      ['soft', 'redact'],
+      ['hard', 'soft'],
+      ['redact', 'hard'],
+    ] as const;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const [first, second] = modes[round % modes.length] as (typeof modes)[number];
+      const { id } = await e1.as('owner').remember({ content: `note ${round}`, scope: 'shared' });
+      const settled = await Promise.allSettled([
+        e1.as('owner').forget({ ids: [id], mode: first }),
+        e2.as('owner').forget({ ids: [id], mode: second }),
+      ]);
+      expect(settled.map(outcome).sort()).toEqual(['NOT_FOUND', 'ok']);
+      const events = await e1.store.readAudit({ limit: 1000 });
+      expect(events.filter((e) => e.op === 'forget' && e.recordIds[0] === id)).toHaveLength(1);
+    }
+    expect((await e1.verifyAudit()).ok).toBe(true);
+  });
+
+  it('keeps one grant per grantee: the share that commits last wins', async () => {
+    const [e1, e2] = await twoEngines('race_share');
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const { id } = await e1.as('owner').remember({ content: `doc ${round}`, scope: 'shared' });
+      const later = new Date(Date.now() + 3_600_000);
+      await Promise.all([
+        e1.as('owner').share({ recordId: id, with: ['bob'], permission: 'admin' }),
+        e2.as('owner').share({ recordId: id, with: ['bob'], permission: 'read', expiresAt: later }),
+      ]);
+      const grants = await e1.store.listGrants([id]);
+      const shares = (await e1.store.readAudit({ limit: 1000 })).filter(
+        (e) => e.op === 'share' && e.recordIds[0] === id,
+      );
+      expect(grants).toHaveLength(1);
+      expect(grants[0]?.permission).toBe(shares.at(-1)?.details.permission);
+    }
+  });
+
+  it('leaves no grant behind on a record hard-forgotten while it was shared', async () => {
+    const [e1, e2] = await twoEngines('race_share_forget');
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const { id } = await e1.as('owner').remember({ content: `memo ${round}`, scope: 'shared' });
+      const settled = await Promise.allSettled([
+        e1.as('owner').share({ recordId: id, with: ['bob'], permission: 'read' }),
+        e2.as('owner').forget({ ids: [id], mode: 'hard' }),
+      ]);
+      expect(settled[1]?.status).toBe('fulfilled');
+      expect(['ok', 'NOT_FOUND']).toContain(outcome(settled[0] as PromiseSettledResult<unknown>));
+      expect(await e1.store.listGrants([id])).toEqual([]);
+    }
+    const orphans = await adminQuery(
+      `SELECT count(*)::int AS n FROM "${schemas.at(-1)}".mnemo_grants g
+       WHERE NOT EXISTS (SELECT 1 FROM "${schemas.at(-1)}".mnemo_records r WHERE r.id = g.record_id)`,
+    );
+    expect(orphans.rows).toEqual([{ n: 0 }]);
+  });
+
+  it('imports one export twice at once: one import writes the records, the other skips them', async () => {
+    const [source] = await twoEngines('race_import_source');
+    for (let i = 0; i < 50; i += 1) await source.as('owner').remember({ content: `record ${i}` });
+    const exported: ExportedRecord[] = [];
+    for await (const item of source.exportRecords()) exported.push(item);
+    const [d1, d2] = await twoEngines('race_import_target');
+    const results = await Promise.all([d1.importRecords(exported), d2.importRecords(exported)]);
+    expect(results.map((r) => [r.imported, r.skipped]).sort()).toEqual([
+      [0, 50],
+      [50, 0],
+    ]);
+    expect((await d1.verifyAudit()).events).toBe(50);
+  });
+});
+
+describePostgres('stores of several schemas initialized at once', () => {
+  it('all get the pgvector column when the server has the extension', async () => {
+    const [available] = (
+      await adminQuery(`SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'`)
+    ).rows;
+    if (available === undefined) return; // no pgvector on this server: nothing to race on
+    // A fresh database per round, so the extension is created by the racing stores.
+    for (let round = 0; round < 3; round += 1)
+      await initRace(`mnemo_ext_race_${process.pid}_${round}`);
+  });
+});
+
+async function initRace(database: string): Promise<void> {
+  await adminQuery(`DROP DATABASE IF EXISTS ${database}`);
+  await adminQuery(`CREATE DATABASE ${database}`);
+  const url = new URL(PG_URL as string);
+  url.pathname = `/${database}`;
+  try {
+    const stores = ['s1', 's2', 's3', 's4'].map((schema, i) =>
+      createPostgresStore({
+        connectionString: url.href,
+        schema,
+        vector: i < 2 ? 'auto' : 'pgvector',
+        vectorDimensions: 4,
+      }),
+    );
+    const settled = await Promise.allSettled(stores.map((store) => store.init()));
+    await Promise.all(stores.map((store) => store.close()));
+    expect(settled.map(outcome)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const columns = await queryOn(
+      url.href,
+      `SELECT n.nspname AS schema, format_type(a.atttypid, a.atttypmod) AS type
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relname = 'mnemo_records' AND a.attname = 'embedding' ORDER BY 1`,
+    );
+    expect(columns.rows).toEqual(
+      ['s1', 's2', 's3', 's4'].map((schema) => ({ schema, type: 'vector(4)' })),
+    );
+  } finally {
+    await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
