@@ -247,7 +247,8 @@ export function validateFilters(field: string, value: unknown, limits: Limits): 
   if (value.createdBefore !== undefined) {
     filters.createdBefore = validateDate(`${field}.createdBefore`, value.createdBefore);
   }
-  if (value.threadId !== undefined) filters.threadId = label(`${field}.threadId`, value.threadId);
+  if (value.threadId !== undefined)
+    filters.threadId = validateLabel(`${field}.threadId`, value.threadId, 256);
   return filters;
 }
 

@@ -51,7 +51,10 @@ export async function recallPlan(
   checkOptions('input', input, ['query', 'similarityThreshold']);
   const access = planAccess(handle);
   const query = access.validateQuery(input.query);
-  const threshold = input.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
+  const threshold =
+    input.similarityThreshold === undefined
+      ? DEFAULT_SIMILARITY_THRESHOLD
+      : input.similarityThreshold;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
     throw invalid('similarityThreshold', 'must be a number in (0, 1]');
   }

@@ -221,6 +221,7 @@ describe('rememberPlan and recallPlan', () => {
       Number.NaN,
       Number.POSITIVE_INFINITY,
       '0.7',
+      null,
     ]) {
       await expect(
         recallPlan(agent, { query: 'q', similarityThreshold: similarityThreshold as number }),

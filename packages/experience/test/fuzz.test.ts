@@ -166,7 +166,8 @@ describe.each(STORES)('experience fuzzing on %s', (kind) => {
       fc.asyncProperty(recallInput, async (input) => {
         const result = await probe(store, input, () => recallPlan(handle, input as never));
         if (!result.ok || result.value.plan === null) return;
-        const threshold = (input as { similarityThreshold?: number }).similarityThreshold ?? 0.7;
+        const given = (input as { similarityThreshold?: number }).similarityThreshold;
+        const threshold = given === undefined ? 0.7 : given;
         expect(result.value.plan.similarity).toBeGreaterThanOrEqual(threshold);
       }),
       { numRuns: RUNS, seed: SEED },

@@ -1,6 +1,8 @@
 import type { RecordFilters } from '../../ports/memory-store.js';
 import type { Harness, TestApi } from './harness.js';
 
+const LONG_THREAD = `thread-${'x'.repeat(249)}`;
+
 export function recallFiltersSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
   describe('recall: filters', () => {
@@ -39,7 +41,7 @@ export function recallFiltersSpec(t: TestApi, h: Harness): void {
         tags: [],
         importance: 0.1,
         scope: 'shared',
-        threadId: 't2',
+        threadId: LONG_THREAD,
       });
       const [r1, r2, r3, r4] = ids;
       const find = async (filters: RecordFilters) =>
@@ -57,6 +59,8 @@ export function recallFiltersSpec(t: TestApi, h: Harness): void {
       expect(await find({ threadId: 't1' })).toEqual([r1, r2]);
       expect(await find({ tagsAny: ['work'], minImportance: 0.5, threadId: 't1' })).toEqual([r1]);
       expect(await find({ tagsAny: ['nope'] })).toEqual([]);
+      // A thread id as long as remember takes (256) names its thread in a filter too.
+      expect(await find({ threadId: LONG_THREAD })).toEqual([r4]);
     });
   });
 }
