@@ -31,4 +31,36 @@ describe('createEngine', () => {
     ]);
     expect(engine.experienceMemory).toBe(false);
   });
+
+  it('rejects misspelt or mistyped options, so a typo never silently changes behaviour', () => {
+    const cases: [() => unknown, string][] = [
+      [
+        () => createEngine({ store, experienceMemory: 'false' } as never),
+        'options.experienceMemory',
+      ],
+      [() => createEngine({ store, readAuditing: 'no' } as never), 'options.readAuditing'],
+      [
+        () => createEngine({ store, experienceMemmory: true } as never),
+        'options.experienceMemmory',
+      ],
+      [() => createEngine({ store, limits: { maxTag: 3 } } as never), 'options.limits.maxTag'],
+      [
+        () => createEngine({ store, laneWeights: { lexcal: 1 } } as never),
+        'options.laneWeights.lexcal',
+      ],
+      [() => createEngine({ store }).with({ readAuditing: 0 } as never), 'options.readAuditing'],
+      [() => createEngine({ store }).with({ readAudit: false } as never), 'options.readAudit'],
+      [() => createEngine({ store }).as('a', { org: 'o1' } as never), 'options.org'],
+      [() => createEngine({ store }).as('a', 'o1' as never), 'options'],
+    ];
+    for (const [call, field] of cases) {
+      expect(call).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: { field } }));
+    }
+    const engine = createEngine({ store, experienceMemory: undefined, readAuditing: false });
+    expect([engine.experienceMemory, engine.readAuditing]).toEqual([false, false]);
+    expect(engine.as('a', { orgId: null as never }).principal).toEqual({
+      agentId: 'a',
+      orgId: null,
+    });
+  });
 });

@@ -14,8 +14,12 @@ import type { Clock } from '../ports/clock.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
-import { PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '../records.js';
-import { DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
+import {
+  PLAN_SIGNATURE_STRATEGIES,
+  type PlanSignatureStrategy,
+  type Principal,
+} from '../records.js';
+import { checkKeys, DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
 import { MemoryHandle } from './memory-handle.js';
@@ -70,7 +74,7 @@ export interface Engine {
    * in your application before calling this: the handle is the identity.
    * Throws `INVALID_INPUT` for an id outside `[A-Za-z0-9._-]{1,256}`.
    */
-  as(agentId: string, options?: { orgId?: string }): MemoryHandle;
+  as(agentId: string, options?: { orgId?: string | null }): MemoryHandle;
   /** Verifies every audit chain; see `VerifyAuditOptions`. */
   verifyAudit(options?: VerifyAuditOptions): Promise<AuditVerification>;
   /**
@@ -108,6 +112,11 @@ export function createEngine(options: EngineOptions): Engine {
   if (typeof options !== 'object' || options === null || typeof options.store !== 'object') {
     throw invalidInput('options.store', 'a MemoryStore is required');
   }
+  checkKeys('options', options, ENGINE_OPTIONS);
+  if (options.limits !== undefined)
+    checkKeys('options.limits', options.limits, Object.keys(DEFAULT_LIMITS));
+  if (options.laneWeights !== undefined)
+    checkKeys('options.laneWeights', options.laneWeights, Object.keys(DEFAULT_LANE_WEIGHTS));
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [key, value] of Object.entries(limits)) {
     if (!Number.isInteger(value) || value < 1)
@@ -127,10 +136,39 @@ export function createEngine(options: EngineOptions): Engine {
     writer: new WriteCoalescer(options.store, ids),
     limits,
     laneWeights,
-    experienceMemory: options.experienceMemory ?? false,
+    experienceMemory: flag('options.experienceMemory', options.experienceMemory, false),
     experienceSignature: signatureStrategy(options.experienceSignature, 'default'),
-    readAuditing: options.readAuditing ?? true,
+    readAuditing: flag('options.readAuditing', options.readAuditing, true),
   });
+}
+
+const ENGINE_OPTIONS = [
+  'store',
+  'embedder',
+  'clock',
+  'ids',
+  'experienceMemory',
+  'experienceSignature',
+  'readAuditing',
+  'limits',
+  'laneWeights',
+];
+
+/** A boolean option: `fallback` when absent, `INVALID_INPUT` when not a boolean. */
+function flag(field: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw invalidInput(field, 'must be true or false');
+  return value;
+}
+
+/** The principal of `engine.as(agentId, options)`; `orgId` absent or null means no org. */
+function principalOf(agentId: unknown, options: unknown): Principal {
+  const { orgId } =
+    options === undefined ? { orgId: undefined } : checkKeys('options', options, ['orgId']);
+  return {
+    agentId: validateId('agentId', agentId),
+    orgId: orgId === undefined || orgId === null ? null : validateId('orgId', orgId),
+  };
 }
 
 function signatureStrategy(value: unknown, fallback: PlanSignatureStrategy): PlanSignatureStrategy {
@@ -154,11 +192,7 @@ function engineFrom(context: EngineContext): Engine {
     readAuditing: context.readAuditing,
     init: () => context.store.init(),
     close: () => context.store.close(),
-    as: (agentId, asOptions) =>
-      new MemoryHandle(context, {
-        agentId: validateId('agentId', agentId),
-        orgId: asOptions?.orgId === undefined ? null : validateId('orgId', asOptions.orgId),
-      }),
+    as: (agentId, asOptions) => new MemoryHandle(context, principalOf(agentId, asOptions)),
     verifyAudit: (verifyOptions) => verifyAudit(context.store, verifyOptions),
     verifyRecords: (verifyOptions) => verifyRecords(context.store, verifyOptions),
     exportRecords: (exportOptions) => {
@@ -168,15 +202,21 @@ function engineFrom(context: EngineContext): Engine {
       return exportRecords(context, pageSize);
     },
     importRecords: (records) => importRecords(context, records),
-    with: (changes) =>
-      engineFrom({
+    with: (changes) => {
+      checkKeys('options', changes, ['experienceMemory', 'experienceSignature', 'readAuditing']);
+      return engineFrom({
         ...context,
-        experienceMemory: changes.experienceMemory ?? context.experienceMemory,
+        experienceMemory: flag(
+          'options.experienceMemory',
+          changes.experienceMemory,
+          context.experienceMemory,
+        ),
         experienceSignature: signatureStrategy(
           changes.experienceSignature,
           context.experienceSignature,
         ),
-        readAuditing: changes.readAuditing ?? context.readAuditing,
-      }),
+        readAuditing: flag('options.readAuditing', changes.readAuditing, context.readAuditing),
+      });
+    },
   };
 }
