@@ -27,11 +27,12 @@ export async function appendAuditEntries(
   if (entries.length === 0) return;
   const chain = principalKey(principal);
   let head = await tx.auditHead(chain);
-  const events = entries.map(({ op, recordIds, details }) => {
+  const events = entries.map((entry) => {
+    const { op, recordIds, details } = entry;
     const event = chainEvent(head, {
       id: ids(),
       chain,
-      at,
+      at: entry.at ?? at,
       principal: chain,
       op,
       recordIds,

@@ -56,6 +56,27 @@ export function groupCommitSpec(t: TestApi, h: Harness): void {
       }
     });
 
+    it('stamps each event of a group with the time of its own call', async () => {
+      const { store, clock } = await h.open();
+      const counted = faulty(store);
+      const engine = createEngine({ store: counted, clock, ids: createSequentialIds('t-') });
+      const a = engine.as('agent-a');
+      const first = a.remember({ content: 'first, at the start' });
+      clock.advance(60_000);
+      const second = a.remember({ content: 'second, a minute later' });
+      const ids = (await Promise.all([first, second])).map((r) => r.id);
+      expect(counted.transactions).toBe(1);
+      const records = await Promise.all(ids.map((id) => a.get(id)));
+      const events = await store.readAudit({ limit: 10 });
+      expect(events.map((event) => [event.recordIds[0], event.at])).toEqual(
+        records.map((record) => [record.id, record.createdAt]),
+      );
+      expect(
+        records.map((r) => r.createdAt.getTime() - (records[0] as typeof r).createdAt.getTime()),
+      ).toEqual([0, 60_000]);
+      expect((await engine.verifyAudit()).ok).toBe(true);
+    });
+
     it('fails only the bad write of a group; the others commit', async () => {
       const { store, clock } = await h.open();
       const counted = faulty(store);
