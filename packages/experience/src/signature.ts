@@ -33,6 +33,7 @@ export function signatureTokens(
   query: string,
   strategy: PlanSignatureStrategy = 'default',
 ): string[] {
+  if (typeof query !== 'string') throw invalid('query', 'must be a string');
   if (!PLAN_SIGNATURE_STRATEGIES.includes(strategy)) {
     throw invalid('strategy', `must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`);
   }

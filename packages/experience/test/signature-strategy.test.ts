@@ -103,10 +103,15 @@ describe('signatureTokens(query, strategy)', () => {
     );
   });
 
-  it('rejects an unknown strategy with INVALID_INPUT', () => {
+  it('rejects an unknown strategy, or a query that is not a string, with INVALID_INPUT', () => {
     expect(() => signatureTokens('x', 'fancy' as never)).toThrow(
       expect.objectContaining({ code: 'INVALID_INPUT' }),
     );
+    for (const query of [123, null, undefined, ['a b c']]) {
+      expect(() => signatureTokens(query as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field: 'query' } }),
+      );
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { termFrequencies } from '../analyzer.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
+import type { IdGenerator } from '../ports/id-generator.js';
 import type { NewRecord } from '../ports/memory-store.js';
 import type { MemoryRecord } from '../records.js';
 import { embedTexts } from './embed.js';
@@ -55,7 +56,7 @@ async function writeChunk(
     : null;
   const prepared = drafts.map((draft, index): NewRecord => {
     const record: MemoryRecord = {
-      id: ids(),
+      id: generatedId(ids),
       agentId: principal.agentId,
       orgId: principal.orgId,
       content: draft.content,
@@ -89,4 +90,25 @@ async function writeChunk(
   });
 
   return handleContext(handle).writer.write(principal, prepared, now);
+}
+
+/**
+ * A new record's id from the engine's generator, checked as `get` and `forget`
+ * check the ids they are given, so a record can always be named again.
+ */
+function generatedId(ids: IdGenerator): string {
+  const id: unknown = ids();
+  if (
+    typeof id !== 'string' ||
+    id.trim().length === 0 ||
+    id.length > 256 ||
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it finds
+    /[\u0000-\u001F\u007F]|[\uD800-\uDFFF]/u.test(id)
+  ) {
+    throw invalidInput(
+      'options.ids',
+      `the id generator returned ${JSON.stringify(id)}: ids must be non-blank, at most 256 characters, without control characters`,
+    );
+  }
+  return id;
 }

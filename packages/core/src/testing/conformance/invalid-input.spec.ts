@@ -1,3 +1,4 @@
+import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
 import type { Fixture, Harness, TestApi } from './harness.js';
 
@@ -110,6 +111,18 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         expect.objectContaining({ code: 'INVALID_INPUT' }),
       );
       expect(engine.as('A.b_c-9').principal).toEqual({ agentId: 'A.b_c-9', orgId: null });
+    });
+
+    it('rejects ids from a custom id generator that get and forget could not take back', async () => {
+      const { store, clock } = await h.open();
+      for (const id of ['x'.repeat(257), '', 42, 'tab\there']) {
+        const engine = createEngine({ store, clock, ids: () => id as string });
+        await expect(engine.as('agent-a').remember({ content: 'note' })).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field: 'options.ids' },
+        });
+      }
+      expect(await snapshot(store)).toEqual({ a: [], b: [], audit: [], heads: [] });
     });
 
     it('rejects bad recall, get, forget and share input with INVALID_INPUT and changes nothing', async () => {
