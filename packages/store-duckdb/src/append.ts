@@ -47,6 +47,10 @@ export async function appendRows(
     appender.closeSync();
   } catch (error) {
     try {
+      // A failed flush leaves its rows buffered in the appender, and DuckDB flushes them again
+      // when the appender is destroyed (by garbage collection, at any later moment): on the
+      // writer connection, into whatever transaction is open then, or committing on their own.
+      appender.clear();
       appender.closeSync();
     } catch {
       // The append already failed; that error is the one to report.

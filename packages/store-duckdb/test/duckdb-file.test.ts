@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -39,6 +39,27 @@ describe('DuckDB file store', () => {
       3,
       3,
     ]);
+  });
+
+  it('drops the rows of a failed write for good, even once its appender is garbage collected', async () => {
+    // A failed append kept its rows buffered in the native appender, which flushed them on the
+    // writer connection whenever garbage collection destroyed it: a rolled-back record came
+    // back, or the transaction open at that moment was aborted. A child process, to force GC.
+    const path = file('failed-append.duckdb');
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--expose-gc', join(packageDir, 'test', 'fixtures', 'failed-append.mjs'), path],
+        (error, stdout, stderr) =>
+          error ? reject(new Error(stderr || String(error))) : resolve(stdout),
+      );
+    });
+    expect(JSON.parse(output.trim().split('\n').at(-1) as string)).toEqual({
+      failed: 'INTERNAL',
+      afterGc: [],
+      shareFailures: [],
+      problems: [],
+    });
   });
 
   it('reports a file held by another process as STORE_UNAVAILABLE with a clear message', async () => {
