@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import {
   type AuditHead,
@@ -129,6 +131,34 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   return new DuckDBStore(options);
 }
 
+/**
+ * The database files open in this process, by canonical path. DuckDB refuses a
+ * second process but not a second instance in the same one, and two stores on
+ * one file would each act as its only writer, with their own caches: one
+ * overwrites what the other acknowledged.
+ */
+const OPEN_FILES = new Set<string>();
+
+/** Registers `path` as open in this process, or throws if another store holds it; null for `:memory:`. */
+function claimFile(path: string): string | null {
+  if (path === ':memory:') return null;
+  const absolute = resolve(path);
+  let key = absolute;
+  try {
+    key = join(realpathSync(dirname(absolute)), basename(absolute));
+  } catch {
+    // The folder does not exist: DuckDB reports that when it opens the file.
+  }
+  if (OPEN_FILES.has(key)) {
+    throw new MnemoError(
+      'STORE_UNAVAILABLE',
+      `DuckDB file ${path} is already open by another store of this process: use that store (two would each act as the file's only writer and lose each other's writes)`,
+    );
+  }
+  OPEN_FILES.add(key);
+  return key;
+}
+
 class DuckDBStore implements MemoryStore {
   readonly capabilities = { name: 'duckdb', multiProcess: false } as const;
   private instance: DuckDBInstance | null = null;
@@ -158,6 +188,10 @@ class DuckDBStore implements MemoryStore {
   // Postings committed to `mnemo_postings` since they were last sorted (deletes not subtracted).
   private freshPostings = 0;
   private sorting = false;
+  // Set once init() has finished: the migrations and index loads run before anything else.
+  private ready = false;
+  // The file this store holds in the process-wide registry (see OPEN_FILES), if any.
+  private file: string | null = null;
   private closed = false;
   // Tail of the queue of transactions on the writer connection.
   private queue: Promise<unknown> = Promise.resolve();
@@ -175,6 +209,7 @@ class DuckDBStore implements MemoryStore {
   }
 
   private async open(): Promise<void> {
+    this.file = claimFile(this.options.path);
     try {
       // The file is attached to an in-memory instance because only ATTACH sets the row
       // group size (see ROW_GROUP_SIZE); every connection then makes it its default.
@@ -221,6 +256,7 @@ class DuckDBStore implements MemoryStore {
     this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
     if (this.freshPostings >= this.runSize) await this.sortPostings(writer);
+    this.ready = true;
   }
 
   private get runSize(): number {
@@ -269,10 +305,13 @@ class DuckDBStore implements MemoryStore {
     this.instance?.closeSync();
     this.instance = null;
     this.searchIndex?.close();
+    this.ready = false;
+    if (this.file !== null) OPEN_FILES.delete(this.file);
+    this.file = null;
   }
 
   private openWriter(): Session {
-    if (this.closed || this.writer === null) throw storeClosed();
+    if (this.closed || !this.ready || this.writer === null) throw storeClosed();
     return this.writer;
   }
 

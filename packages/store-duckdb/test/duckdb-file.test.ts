@@ -44,7 +44,7 @@ describe('DuckDB file store', () => {
   it('drops the rows of a failed write for good, even once its appender is garbage collected', async () => {
     // A failed append kept its rows buffered in the native appender, which flushed them on the
     // writer connection whenever garbage collection destroyed it: a rolled-back record came
-    // back, or the transaction open at that moment was aborted. A child process, to force GC.
+    // back. A child process, to force garbage collection.
     const path = file('failed-append.duckdb');
     const output = await new Promise<string>((resolve, reject) => {
       execFile(
@@ -57,9 +57,47 @@ describe('DuckDB file store', () => {
     expect(JSON.parse(output.trim().split('\n').at(-1) as string)).toEqual({
       failed: 'INTERNAL',
       afterGc: [],
-      shareFailures: [],
       problems: [],
     });
+  });
+
+  it('refuses a second store on a file this process has open, until the first closes', async () => {
+    const path = file('twice.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const { id } = await first.engine.as('agent-a').remember({ content: 'one' });
+    for (const other of [path, join(dirname(path), '.', 'twice.duckdb')]) {
+      const second = open(other);
+      const error = await second.store.init().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect((error as Error).message).toContain('already open by another store of this process');
+    }
+    await first.engine.as('agent-a').remember({ content: 'three' });
+    await first.store.close();
+    const third = open(path, createSequentialIds('c-'));
+    await third.engine.init();
+    expect((await third.engine.as('agent-a').get(id)).content).toBe('one');
+    expect((await third.engine.verifyAudit()).events).toBe(2);
+  });
+
+  it('rejects work started before init() has finished, and init() still succeeds', async () => {
+    const { store, engine } = open(file('early.duckdb'));
+    let done = false;
+    const initializing = engine.init().finally(() => {
+      done = true;
+    });
+    // A transaction every millisecond while the migrations run: each must be refused cleanly.
+    const early: Promise<string>[] = [];
+    while (!done) {
+      early.push(
+        store.transaction(async () => 'ran').catch((e: { code?: string }) => String(e.code)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await initializing;
+    expect(early.length).toBeGreaterThan(3);
+    expect(new Set(await Promise.all(early))).toEqual(new Set(['STORE_UNAVAILABLE']));
+    expect((await engine.as('agent-a').remember({ content: 'in time' })).deduplicated).toBe(false);
   });
 
   it('reports a file held by another process as STORE_UNAVAILABLE with a clear message', async () => {
