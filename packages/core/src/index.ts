@@ -92,6 +92,7 @@ export type {
   Visibility,
   VisibleRecord,
 } from './ports/memory-store.js';
+export { serialTx } from './ports/serial-tx.js';
 export {
   isPlanRecord,
   type JsonObject,

@@ -10,6 +10,7 @@ import {
   type PlanStats,
   type ScoredRecord,
   type StoreTx,
+  serialTx,
   type TermFrequency,
   type VectorQuery,
 } from '@mnemo/core';
@@ -378,19 +379,33 @@ class DuckDBStore implements MemoryStore {
       const planChanges: PlanChange[] = [];
       const indexChanges: IndexChange[] = [];
       const seen = { dimensions: this.dimensions, postings: 0 };
-      const result = await this.inTransaction(writer, () =>
-        fn(
-          transactionOn(writer, {
-            fixedDimensions: this.fixedDimensions,
-            committed: this.heads,
-            advanced,
-            seen,
-            dedupKeys: () => this.loadDedupKeys(writer),
-            planChanges,
-            indexChanges,
-          }),
-        ),
+      const calls = serialTx(
+        transactionOn(writer, {
+          fixedDimensions: this.fixedDimensions,
+          committed: this.heads,
+          advanced,
+          seen,
+          dedupKeys: () => this.loadDedupKeys(writer),
+          planChanges,
+          indexChanges,
+        }),
       );
+      const keysLoaded = this.dedupKeys !== null;
+      let result: T;
+      try {
+        result = await this.inTransaction(writer, async () => {
+          try {
+            return await fn(calls.tx);
+          } finally {
+            // COMMIT or ROLLBACK only once no call of the callback is still running.
+            await calls.settled();
+          }
+        });
+      } catch (error) {
+        // Keys loaded inside a transaction that rolled back saw its uncommitted deletes.
+        if (!keysLoaded) this.dedupKeys = null;
+        throw error;
+      }
       for (const [chain, head] of advanced) this.heads.set(chain, head);
       this.dimensions = seen.dimensions;
       this.freshPostings += seen.postings;
@@ -661,8 +676,9 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
       }
     },
     touch: async (ids, at) => {
-      await queries.touch(s, ids, at);
-      planChanges.push({ kind: 'touch', ids, at });
+      const unique = [...new Set(ids)];
+      await queries.touch(s, unique, at);
+      planChanges.push({ kind: 'touch', ids: unique, at });
     },
     auditHead: async (chain) =>
       advanced.get(chain) ?? committed.get(chain) ?? (await queries.auditHead(s, chain)),

@@ -100,6 +100,27 @@ describe('DuckDB file store', () => {
     expect((await engine.as('agent-a').remember({ content: 'in time' })).deduplicated).toBe(false);
   });
 
+  it('still deduplicates after a rolled-back transaction that read the dedup keys after a delete', async () => {
+    const path = file('dedup.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const x = await first.engine.as('agent-a').remember({ content: 'the key rotates on mondays' });
+    await first.store.close();
+    const second = open(path, createSequentialIds('b-'));
+    await second.engine.init();
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    await expect(
+      second.store.transaction(async (tx) => {
+        await tx.deleteRecords([x.id], 'hard', at);
+        await tx.findLiveDuplicates(['0'.repeat(64)], at);
+        throw new Error('the caller fails');
+      }),
+    ).rejects.toThrow('the caller fails');
+    expect(
+      await second.engine.as('agent-a').remember({ content: 'the key rotates on mondays' }),
+    ).toEqual({ ...x, deduplicated: true });
+  });
+
   it('reports a file held by another process as STORE_UNAVAILABLE with a clear message', async () => {
     const path = file('held.duckdb');
     const holder: ChildProcess = spawn(

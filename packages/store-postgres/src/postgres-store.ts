@@ -1,4 +1,4 @@
-import { type MemoryStore, MnemoError, type StoreTx } from '@mnemo/core';
+import { type MemoryStore, MnemoError, type StoreTx, serialTx } from '@mnemo/core';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
@@ -305,9 +305,16 @@ class PostgresStore implements MemoryStore {
   private attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     return this.withClient(pool, async (s) => {
       await s.exec('BEGIN');
+      const seen = { dimensions: this.dimensions };
+      const calls = serialTx(transactionOn(s, this.pgvector, seen));
       try {
-        const seen = { dimensions: this.dimensions };
-        const result = await fn(transactionOn(s, this.pgvector, seen));
+        let result: T;
+        try {
+          result = await fn(calls.tx);
+        } finally {
+          // COMMIT or ROLLBACK (and release the client) only once no call is still running.
+          await calls.settled();
+        }
         await s.exec('COMMIT');
         this.dimensions = seen.dimensions;
         return result;

@@ -27,5 +27,34 @@ export function concurrencySpec(t: TestApi, h: Harness): void {
       expect(verification.heads.map((head) => head.seq)).toEqual([50, 50, 50, 50]);
       expect((await engine.verifyRecords()).problems).toEqual([]);
     });
+
+    it('runs overlapping calls on one transaction one after another, and rolls them all back', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const { id: x } = await a.remember({ content: 'x note' });
+      const { id: y } = await a.remember({ content: 'y note' });
+      const at = clock.now();
+      await store.transaction((tx) => tx.touch([x], at));
+      await store.transaction((tx) => Promise.all([tx.touch([x], at), tx.touch([y], at)]));
+      const visibility = { agentId: 'agent-a', orgId: null, now: clock.now() };
+      const counts = async () =>
+        Object.fromEntries(
+          (await store.get(visibility, [x, y])).map((v) => [v.record.id, v.record.accessCount]),
+        );
+      expect(await counts()).toEqual({ [x]: 2, [y]: 1 });
+      // A call still running when the callback fails is rolled back with the rest.
+      await expect(
+        store.transaction(async (tx) => {
+          await Promise.all([
+            tx.deleteRecords([y], 'soft', at),
+            tx.touch([x], at),
+            Promise.reject(new Error('a sibling failed')),
+          ]);
+        }),
+      ).rejects.toThrow('a sibling failed');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await counts()).toEqual({ [x]: 2, [y]: 1 });
+      expect((await a.recall({ query: 'note', strategy: 'lexical' })).hits).toHaveLength(2);
+    });
   });
 }

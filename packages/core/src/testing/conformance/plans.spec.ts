@@ -81,6 +81,25 @@ export function plansSpec(t: TestApi, h: Harness): void {
       expect(found.map((c) => [c.record.id, c.signatureTokens])).toEqual([[id, [long, 'reset']]]);
     });
 
+    it('counts an access once per touch, however often the id is repeated', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const plans = planAccess(engine.as('agent-a'));
+      const { id } = await plans.writePlan({
+        query: 'deploy plan',
+        payload: {},
+        tokens: ['deploy'],
+      });
+      await store.transaction((tx) => tx.touch([id, id, id], clock.now()));
+      const visibility = { agentId: 'agent-a', orgId: null, now: clock.now() };
+      const [stored] = await store.get(visibility, [id]);
+      const [found] = await plans.findCandidates({
+        tokens: ['deploy'],
+        minTokens: 1,
+        maxTokens: 1,
+      });
+      expect([stored?.record.accessCount, found?.record.accessCount]).toEqual([1, 1]);
+    });
+
     it('deduplicates an identical plan but keeps plans with different payloads', async () => {
       const { engine } = await h.open({ experienceMemory: true });
       const plans = planAccess(engine.as('agent-a'));
