@@ -117,7 +117,10 @@ export {
 export {
   DEFAULT_LIMITS,
   DEFAULT_RECALL_LIMIT,
+  EMBEDDING_BOUNDS,
+  embeddingProblem,
   ID_PATTERN,
   type Limits,
   MAX_RECALL_LIMIT,
+  singlePrecisionCosineError,
 } from './validation.js';

@@ -36,6 +36,41 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxMetadataDepth: 16,
 });
 
+/**
+ * Bounds on embeddings, so that every store can search them exactly: no
+ * component beyond ±2^50, and a non-zero vector's Euclidean norm at least
+ * 2^-50 (real embedders are many orders of magnitude inside both). Within
+ * them a similarity computed in single precision (pgvector's) stays within
+ * `singlePrecisionCosineError` of the exact one, which lets a store rescore
+ * a few candidates exactly instead of every record.
+ */
+export const EMBEDDING_BOUNDS = Object.freeze({ maxComponent: 2 ** 50, minNorm: 2 ** -50 });
+
+/** Why `vector` is not a storable embedding (see `EMBEDDING_BOUNDS`), or null when it is. */
+export function embeddingProblem(vector: Float32Array): string | null {
+  let squares = 0;
+  for (const x of vector) {
+    if (!Number.isFinite(x)) return 'has a non-finite value';
+    if (Math.abs(x) > EMBEDDING_BOUNDS.maxComponent) return 'has a component beyond ±2^50';
+    squares += x * x;
+  }
+  if (squares !== 0 && Math.sqrt(squares) < EMBEDDING_BOUNDS.minNorm)
+    return 'is not zero but has a norm below 2^-50';
+  return null;
+}
+
+/**
+ * How far a cosine similarity of two `dimensions`-long embeddings within
+ * `EMBEDDING_BOUNDS`, computed with single-precision sums (as pgvector does),
+ * can be from the exact one: 2γₙ (γₙ = n·u / (1 − n·u), u = 2^-24) for the
+ * rounding of the dot product and of both norms, with 10 % to spare, plus
+ * 1e-12 for the double-precision steps and what underflows.
+ */
+export function singlePrecisionCosineError(dimensions: number): number {
+  const nu = dimensions * 2 ** -24;
+  return 2.2 * (nu / (1 - nu)) + 1e-12;
+}
+
 export const DEFAULT_RECALL_LIMIT = 10;
 export const MAX_RECALL_LIMIT = 100;
 

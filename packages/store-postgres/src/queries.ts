@@ -4,6 +4,7 @@ import {
   type AuditPage,
   BM25_B,
   BM25_K1,
+  embeddingProblem,
   type Grant,
   type LexicalQuery,
   type ListQuery,
@@ -12,6 +13,7 @@ import {
   permissionFromLevel,
   permissionLevel,
   type ScoredRecord,
+  singlePrecisionCosineError,
   type VectorQuery,
   type Visibility,
   type VisibleRecord,
@@ -230,38 +232,142 @@ export async function searchVector(
   query: VectorQuery,
   pgvector: boolean,
 ): Promise<ScoredRecord[]> {
-  const p = new Params();
-  const vector = Array.from(query.vector);
-  const similarity = pgvector
-    ? `1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')})`
-    : `${s.schema}.mnemo_cosine(r.embedding, ${p.add(vector, '::real[]')})`;
-  // The top ids first, then their rows: only the winners fetch content and metadata. The
-  // visible records are `visibleRecords`' two branches, so the big one (owned, global and
+  return pgvector ? searchPgvector(s, query) : searchRealArrays(s, query);
+}
+
+/** The visible, filtered records' `id, <expression> AS score` rows, each branch cut to its top `limit`. */
+function topOfVisible(
+  s: Session,
+  p: Params,
+  query: VectorQuery,
+  score: string,
+  limit: string,
+): string {
+  // The visible records are `visibleRecords`' two branches, so the big one (owned, global and
   // public records) is a parallel scan: a grant test inside one predicate is a correlated
-  // subplan, which kept PostgreSQL from scanning in parallel. A NaN similarity (a zero
-  // vector) or a NULL one (no embedding) is NULL and sorts last, so the top holds every real
-  // score there is before any NULL, and NULLs are dropped only after the limit: a test on the
-  // score before it made PostgreSQL compute the similarity once more per test.
-  // Each branch takes its own top `limit` first: the big one in its parallel workers, which
-  // then pass on a few rows each instead of every visible record's score.
-  const score = `nullif(${rounded(similarity)}, 'NaN'::float8) AS score`;
-  const limit = p.add(query.limit, '::int');
+  // subplan, which kept PostgreSQL from scanning in parallel. Each branch takes its own top
+  // first, in its parallel workers, which then pass on a few rows each instead of every
+  // visible record's score. A NULL score (no embedding, or a zero vector) sorts last, so the
+  // top holds every real score there is before any NULL.
   const topOfBranch = `ORDER BY score DESC NULLS LAST, r.id COLLATE "C" ASC LIMIT ${limit}`;
+  return `SELECT id, score FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, `r.id, ${score} AS score`, topOfBranch)}) visible
+     ORDER BY score DESC NULLS LAST, id COLLATE "C" ASC
+     LIMIT ${limit}`;
+}
+
+/** The rows of the ids of `top` (a CTE of id, score), best first. */
+function rowsOfTop(s: Session): string {
+  return `SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
+     ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
+}
+
+/** Exact cosine over `real[]` embeddings, for every visible record. */
+async function searchRealArrays(s: Session, query: VectorQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const similarity = `${s.schema}.mnemo_cosine(r.embedding, ${p.add(Array.from(query.vector), '::real[]')})`;
+  // A NaN similarity (a zero vector) is NULL like a missing one; NULLs are dropped only after
+  // the limit: a test on the score before it made PostgreSQL compute the similarity again.
+  const score = `nullif(${rounded(similarity)}, 'NaN'::float8)`;
   const rows = await s.all(
     `WITH top AS MATERIALIZED (
-       SELECT id, score FROM (
-         SELECT id, score FROM (${visibleRecords(s.schema, p, query.visibility, query.filters, `r.id, ${score}`, topOfBranch)}) visible
-         ORDER BY score DESC NULLS LAST, id COLLATE "C" ASC
-         LIMIT ${limit}
-       ) ranked
+       SELECT id, score FROM (${topOfVisible(s, p, query, score, p.add(query.limit, '::int'))}) ranked
        WHERE score IS NOT NULL
      )
-     SELECT ${RECORD_COLUMNS}, top.score
+     ${rowsOfTop(s)}`,
+    p,
+  );
+  return rows.map(toScored);
+}
+
+/**
+ * Candidates beyond the limit that the first pass of a pgvector search keeps.
+ * Records whose similarity is within the error bound of the k-th best are all
+ * rescored; at 100k LoCoMo turns (each written about 36 times) with the hash
+ * embedder, that was 10 to 120 records (38 at the median) for k = 10.
+ */
+const PGVECTOR_EXTRA_CANDIDATES = 128;
+
+/**
+ * Cosine with pgvector, exact. pgvector sums in single precision, so its
+ * similarity can be off by `singlePrecisionCosineError` (5e-5 at 384
+ * dimensions): near-ties ranked differently from the other stores, and scores
+ * differed from the 8th decimal. So its similarity only picks candidates: the
+ * top `limit + PGVECTOR_EXTRA_CANDIDATES` by it, of which those within twice
+ * the bound of the k-th best (every record that can be in the exact top k) are
+ * rescored in double precision (`mnemo_cosine`). If even the last candidate
+ * is within that margin, records past the first pass could be too: a second
+ * pass then rescores every visible record above the margin.
+ */
+async function searchPgvector(s: Session, query: VectorQuery): Promise<ScoredRecord[]> {
+  // A query vector outside the embedding bounds (only a direct store call can pass one) has no
+  // error bound: every visible record is rescored.
+  const margin =
+    embeddingProblem(query.vector) === null
+      ? 2 * singlePrecisionCosineError(query.vector.length) + 1e-9
+      : Number.POSITIVE_INFINITY;
+  const p = new Params();
+  const { approximate, rescored } = pgvectorScores(s, p, query);
+  const limit = p.add(query.limit, '::int');
+  const candidates = p.add(query.limit + PGVECTOR_EXTRA_CANDIDATES, '::int');
+  const rows = await s.all(
+    `WITH candidates AS MATERIALIZED (
+       SELECT id, score FROM (${topOfVisible(s, p, query, approximate, candidates)}) ranked
+       WHERE score IS NOT NULL
+     ),
+     bound AS MATERIALIZED (
+       SELECT coalesce(
+         (SELECT score FROM candidates ORDER BY score DESC LIMIT 1 OFFSET ${limit} - 1) - ${p.add(margin, '::float8')},
+         '-Infinity'::float8) AS threshold
+     ),
+     ${rescored}
+     SELECT ${RECORD_COLUMNS}, top.score, (SELECT threshold FROM bound) AS threshold,
+       (SELECT count(*) = ${candidates} AND min(score) >= (SELECT threshold FROM bound) FROM candidates) AS partial
      FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
      ORDER BY top.score DESC, r.id COLLATE "C" ASC`,
     p,
   );
-  return rows.map(toScored);
+  if (rows[0]?.partial !== true) return rows.map(toScored);
+  // The last candidate is within the margin: so may records past it be. Every visible record
+  // above the threshold is rescored.
+  const q = new Params();
+  const again = pgvectorScores(s, q, query);
+  const all = await s.all(
+    `WITH bound AS (SELECT ${q.add(Number(rows[0].threshold), '::float8')} AS threshold),
+     candidates AS MATERIALIZED (
+       SELECT id, score FROM (${visibleRecords(s.schema, q, query.visibility, query.filters, `r.id, ${again.approximate} AS score`)}) visible
+       WHERE score >= (SELECT threshold FROM bound)
+     ),
+     ${again.rescored}
+     ${rowsOfTop(s)}`,
+    q,
+  );
+  return all.map(toScored);
+}
+
+/**
+ * pgvector's similarity to the query (`approximate`, NULL for a zero vector),
+ * and the CTEs `scored` and `top`: the exact similarity of the `candidates`
+ * (a CTE of id, score) at or above `bound`'s threshold, and the best `limit`.
+ */
+function pgvectorScores(
+  s: Session,
+  p: Params,
+  query: VectorQuery,
+): { approximate: string; rescored: string } {
+  const vector = Array.from(query.vector);
+  const approximate = `nullif(1 - (r.embedding <=> ${p.add(`[${vector.join(',')}]`, '::vector')}), 'NaN'::float8)`;
+  const exact = `${s.schema}.mnemo_cosine(r.embedding::real[], ${p.add(vector, '::real[]')})`;
+  const rescored = `scored AS (
+       SELECT r.id, ${rounded(exact)} AS score
+       FROM candidates c JOIN ${s.schema}.mnemo_records r ON r.id = c.id
+       WHERE c.score >= (SELECT threshold FROM bound)
+     ),
+     top AS MATERIALIZED (
+       SELECT id, score FROM scored WHERE score IS NOT NULL
+       ORDER BY score DESC, id COLLATE "C" ASC LIMIT ${p.add(query.limit, '::int')}
+     )`;
+  return { approximate, rescored };
 }
 
 export async function scanRecords(

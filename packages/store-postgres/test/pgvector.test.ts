@@ -76,6 +76,73 @@ describe.skipIf(PGVECTOR_URL === undefined)('pgvector', () => {
     expect((await agent.get(results[0]?.id as string)).embedding).toEqual(vectors[0]);
   });
 
+  it('ranks and scores exactly as in double precision, near-ties included', async () => {
+    // Permutations of one vector tie exactly in double precision, but not in pgvector's single
+    // precision sums, which ranked them in a different order than the other stores.
+    const dimensions = 64;
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const base = Array.from({ length: dimensions }, () => random() - 0.3);
+    const vectors = new Map<string, Float32Array>([
+      ['query', new Float32Array(dimensions).fill(1)],
+    ]);
+    // 200 ties: more than the candidates of a first pass, so a second pass rescores them all.
+    for (let i = 0; i < 200; i += 1) {
+      const permuted = [...base];
+      for (let j = permuted.length - 1; j > 0; j -= 1) {
+        const k = Math.floor(random() * (j + 1));
+        [permuted[j], permuted[k]] = [permuted[k] as number, permuted[j] as number];
+      }
+      vectors.set(`perm ${String(i).padStart(3, '0')}`, Float32Array.from(permuted));
+    }
+    // And records of distinct, lower similarities, so the ties are the top.
+    const query = vectors.get('query') as Float32Array;
+    const tie = cosineReference(query, Float32Array.from(base));
+    while (vectors.size < 251) {
+      const other = Float32Array.from(base, (x) => x + (random() - 0.5));
+      if (cosineReference(query, other) < tie - 1e-3) vectors.set(`other ${vectors.size}`, other);
+    }
+    const embedder = {
+      dimensions,
+      semantic: true,
+      maxBatchSize: 256,
+      embed: async (texts: readonly string[]) =>
+        texts.map((text) => vectors.get(text) as Float32Array),
+    };
+    const results: unknown[] = [];
+    for (const vector of ['pgvector', 'array'] as const) {
+      const store = createPostgresStore({
+        connectionString: PGVECTOR_URL as string,
+        schema: newSchema(`exact_${vector}`),
+        vector,
+        vectorDimensions: dimensions,
+      });
+      cleanup.push(() => store.close());
+      const engine = createEngine({ store, embedder, readAuditing: false });
+      await engine.init();
+      const agent = engine.as('agent-a');
+      await agent.rememberMany([...vectors.keys()].slice(1).map((content) => ({ content })));
+      const answers = [];
+      for (const limit of [3, 10, 100]) {
+        const { hits } = await agent.recall({ query: 'query', strategy: 'semantic', limit });
+        answers.push(hits.map((hit) => [hit.record.content, hit.score]));
+      }
+      results.push(answers);
+    }
+    const [pgvector, array] = results as [string, number][][][];
+    expect(pgvector).toEqual(array);
+    // The permutations tie at the top: in id order, with one score.
+    for (const answer of pgvector) {
+      expect(answer.map(([content]) => content)).toEqual(
+        answer.map((_, i) => `perm ${String(i).padStart(3, '0')}`),
+      );
+      expect(new Set(answer.map(([, score]) => score)).size).toBe(1);
+    }
+  });
+
   it('auto picks pgvector when the server has it; array forces real[]', async () => {
     const auto = newSchema('auto');
     const plain = newSchema('plain');

@@ -1,5 +1,6 @@
 import { MnemoError } from '../errors.js';
 import type { Embedder } from '../ports/embedder.js';
+import { embeddingProblem } from '../validation.js';
 
 /** Embeds through the port in batches, mapping failures and checking every vector's length. */
 export async function embedTexts(
@@ -36,11 +37,9 @@ export async function embedTexts(
           `embedder returned a vector of ${vector?.length} dimensions, expected ${embedder.dimensions}`,
         );
       }
-      if (!vector.every(Number.isFinite)) {
-        throw new MnemoError(
-          'EMBEDDER_FAILED',
-          'embedder returned a vector with a non-finite value',
-        );
+      const problem = embeddingProblem(vector);
+      if (problem !== null) {
+        throw new MnemoError('EMBEDDER_FAILED', `embedder returned a vector that ${problem}`);
       }
       vectors.push(vector);
     }

@@ -12,6 +12,7 @@ import {
 } from '../records.js';
 import {
   checkKeys,
+  embeddingProblem,
   validateArray,
   validateContent,
   validateDate,
@@ -319,9 +320,9 @@ const LIMITS = {
 
 function checkEmbedding(field: string, value: unknown): Float32Array | null {
   if (value === null) return null;
-  if (!(value instanceof Float32Array) || !value.every((x) => Number.isFinite(x))) {
-    throw invalidInput(field, 'must be null or a Float32Array of finite numbers');
-  }
+  if (!(value instanceof Float32Array)) throw invalidInput(field, 'must be null or a Float32Array');
+  const problem = embeddingProblem(value);
+  if (problem !== null) throw invalidInput(field, `is an embedding that ${problem}`);
   return Float32Array.from(value);
 }
 

@@ -122,6 +122,39 @@ export function rememberSpec(t: TestApi, h: Harness): void {
       expect(await store.readAudit({ limit: 10 })).toEqual([]);
     });
 
+    it('fails with EMBEDDER_FAILED and writes nothing for a vector outside the embedding bounds', async () => {
+      const bad = [
+        [Number.NaN, 1, 0, 0],
+        [1, Number.POSITIVE_INFINITY, 0, 0],
+        [2 ** 51, 1, 0, 0],
+        [1e-30, 2e-30, 0, 1e-30],
+      ];
+      const returning = (vector: number[]) => ({
+        dimensions: 4,
+        semantic: true,
+        maxBatchSize: 8,
+        embed: async (texts: readonly string[]) => texts.map(() => Float32Array.from(vector)),
+      });
+      for (const vector of bad) {
+        const { engine, store } = await h.open({ embedder: returning(vector) });
+        await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({
+          code: 'EMBEDDER_FAILED',
+        });
+        expect(await store.readAudit({ limit: 10 })).toEqual([]);
+      }
+      // The bounds themselves, and a zero vector, are fine.
+      for (const vector of [
+        [2 ** 50, -(2 ** 50), 0, 1],
+        [2 ** -50, 0, 0, 0],
+        [0, 0, 0, 0],
+      ]) {
+        const { engine } = await h.open({ embedder: returning(vector) });
+        expect((await engine.as('agent-a').remember({ content: 'x y z' })).deduplicated).toBe(
+          false,
+        );
+      }
+    });
+
     it('fails with DIMENSION_MISMATCH when the embedder returns the wrong length', async () => {
       const wrong = {
         dimensions: 4,
