@@ -132,7 +132,7 @@ describe.skipIf(PGVECTOR_URL === undefined)('pgvector', () => {
       }
       results.push(answers);
     }
-    const [pgvector, array] = results as [string, number][][][];
+    const [pgvector, array] = results as [[string, number][][], [string, number][][]];
     expect(pgvector).toEqual(array);
     // The permutations tie at the top: in id order, with one score.
     for (const answer of pgvector) {
