@@ -128,19 +128,10 @@ class PostgresStore implements MemoryStore {
   private async open(): Promise<void> {
     const pool = this.options.pool ?? ownPool(this.options);
     try {
-      await this.withClient(pool, async (s) => {
+      await this.withClient(pool, (s) =>
         // One migrator at a time per schema, across every process.
-        const lock = new Params();
-        const key = lock.add(`mnemo:migrate:${this.schema}`, '::text');
-        await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
-        try {
-          await this.migrate(s);
-        } finally {
-          const unlock = new Params();
-          const again = unlock.add(`mnemo:migrate:${this.schema}`, '::text');
-          await s.all(`SELECT pg_advisory_unlock(hashtextextended(${again}, 0))`, unlock);
-        }
-      });
+        withAdvisoryLock(s, `mnemo:migrate:${this.schema}`, () => this.migrate(s)),
+      );
     } catch (error) {
       if (this.options.pool === undefined) await pool.end().catch(() => undefined);
       throw error;
@@ -224,19 +215,16 @@ class PostgresStore implements MemoryStore {
     if (available !== undefined) {
       // The extension is database-wide: stores of other schemas may be creating it right now,
       // and two CREATE EXTENSIONs at once collide on the catalog's unique index.
-      const lock = new Params();
-      const key = lock.add('mnemo:create-extension:vector', '::text');
-      await s.all(`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`, lock);
-      try {
-        await s.exec('CREATE EXTENSION IF NOT EXISTS vector');
-        return { kind: 'pgvector', dimensions: this.options.vectorDimensions ?? null };
-      } catch (error) {
-        if (wanted === 'pgvector') throw error;
-      } finally {
-        const unlock = new Params();
-        const again = unlock.add('mnemo:create-extension:vector', '::text');
-        await s.all(`SELECT pg_advisory_unlock(hashtextextended(${again}, 0))`, unlock);
-      }
+      const created = await withAdvisoryLock(s, 'mnemo:create-extension:vector', () =>
+        s.exec('CREATE EXTENSION IF NOT EXISTS vector').then(
+          () => true,
+          (error) => {
+            if (wanted === 'pgvector') throw error;
+            return false; // `auto`: without it (no privilege to create it, say), real[].
+          },
+        ),
+      );
+      if (created) return { kind: 'pgvector', dimensions: this.options.vectorDimensions ?? null };
     }
     if (wanted === 'pgvector') {
       throw new MnemoError(
@@ -346,6 +334,21 @@ class PostgresStore implements MemoryStore {
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
+}
+
+/** Runs `fn` holding the session-level advisory lock named `name` (in every process). */
+async function withAdvisoryLock<T>(s: Session, name: string, fn: () => Promise<T>): Promise<T> {
+  const lock = new Params();
+  await s.all(`SELECT pg_advisory_lock(hashtextextended(${lock.add(name, '::text')}, 0))`, lock);
+  try {
+    return await fn();
+  } finally {
+    const unlock = new Params();
+    await s.all(
+      `SELECT pg_advisory_unlock(hashtextextended(${unlock.add(name, '::text')}, 0))`,
+      unlock,
+    );
+  }
 }
 
 /** `seen`: the embedding size this transaction saw; the store caches it once the transaction commits. */
