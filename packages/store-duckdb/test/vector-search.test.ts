@@ -92,18 +92,20 @@ describe.each([
   // estimate's error bound does not hold: such records are always rescored, and a query of
   // such a norm is scored exactly throughout.
   it('ranks vectors of extreme norms by their exact cosine', async () => {
+    // As far as core's embedding bounds go (components within ±2^50, a non-zero norm at least
+    // 2^-50): the int8 codes scale each vector, and the bound on their loss holds at any norm.
     const plain = Array.from({ length: 100 }, (_, i) => `plain ${i}`);
     const vectors = new Map<string, number[]>([
-      ['huge a', [3e30, 1e30, -2e30]],
-      ['huge b', [1e30, 1e30, 1e29]],
-      ['tiny a', [3e-30, -1e-30, 2e-30]],
-      ['tiny b', [2e-40, 1e-40, 1e-40]],
+      ['huge a', [1.1e15, 3.7e14, -7.4e14]],
+      ['huge b', [3.7e14, 3.7e14, 3.7e13]],
+      ['tiny a', [3e-15, -1e-15, 2e-15]],
+      ['tiny b', [9e-16, 1e-16, 1e-16]],
       ...plain.map((content, i): [string, number[]] => [
         content,
         [Math.cos(i), Math.sin(i), (i % 7) / 10],
       ]),
-      ['huge query', [2e30, 1e30, 1e30]],
-      ['tiny query', [2e-30, 1e-30, 1e-30]],
+      ['huge query', [1e15, 5e14, 5e14]],
+      ['tiny query', [2e-15, 1e-15, 1e-15]],
       ['plain query', [1, 0.5, 0.25]],
     ]);
     const stored = ['huge a', 'huge b', 'tiny a', 'tiny b', ...plain];
