@@ -410,7 +410,7 @@ class DuckDBStore implements MemoryStore {
       this.dimensions = seen.dimensions;
       this.freshPostings += seen.postings;
       this.scheduleSorting(writer);
-      for (const change of planChanges) {
+      for (const change of afterTheirRecords(planChanges, planChangeIds)) {
         if (change.kind === 'add') this.plans.add(change.id, change.plan);
         else if (change.kind === 'remove') this.plans.remove(change.id);
         else if (change.kind === 'grant') this.plans.grant(change.grant);
@@ -420,7 +420,7 @@ class DuckDBStore implements MemoryStore {
       // Before the load has run, the load reads these changes from the file instead.
       const index = this.searchIndex;
       if (index !== null) {
-        for (const change of indexChanges) {
+        for (const change of afterTheirRecords(indexChanges, indexChangeIds)) {
           if (change.kind === 'add') index.add(change.document, change.terms);
           else if (change.kind === 'remove') index.remove(change.id);
           else index.grant(change.grant);
@@ -589,6 +589,54 @@ type IndexChange =
   | { kind: 'add'; document: IndexedDocument; terms: readonly TermFrequency[] }
   | { kind: 'remove'; id: string }
   | { kind: 'grant'; grant: Grant };
+
+/** The record a change adds, or the one a grant or stats change is about (else null). */
+interface ChangeIds {
+  added: string | null;
+  about: string | null;
+}
+
+const planChangeIds = (change: PlanChange): ChangeIds => ({
+  added: change.kind === 'add' ? change.id : null,
+  about:
+    change.kind === 'grant'
+      ? change.grant.recordId
+      : change.kind === 'stats'
+        ? change.stats.planId
+        : null,
+});
+
+const indexChangeIds = (change: IndexChange): ChangeIds => ({
+  added: change.kind === 'add' ? change.document.id : null,
+  about: change.kind === 'grant' ? change.grant.recordId : null,
+});
+
+/**
+ * `changes` in the order to apply them: each grant or stats change about a
+ * record the same transaction adds later moves to just after that add. The
+ * store port lets `putGrants` come before `insertRecords`, while an index
+ * ignores grants on records it does not hold (and adding a record starts it
+ * with none).
+ */
+function afterTheirRecords<C>(changes: readonly C[], ids: (change: C) => ChangeIds): C[] {
+  const lastAdd = new Map<string, number>();
+  changes.forEach((change, i) => {
+    const { added } = ids(change);
+    if (added !== null) lastAdd.set(added, i);
+  });
+  const waiting = new Map<number, C[]>();
+  const ordered: C[] = [];
+  changes.forEach((change, i) => {
+    const { about } = ids(change);
+    const add = about === null ? undefined : lastAdd.get(about);
+    if (add !== undefined && add > i) {
+      waiting.set(add, [...(waiting.get(add) ?? []), change]);
+      return;
+    }
+    ordered.push(change, ...(waiting.get(i) ?? []));
+  });
+  return ordered;
+}
 
 /** A dedup key (SHA-256 hex) as a number: its first 52 bits. */
 const dedupPrefix = (key: string): number => Number.parseInt(key.slice(0, 13), 16);

@@ -1,4 +1,14 @@
-import { createEngine, type MemoryHandle, type MemoryStore, type RecordFilters } from '@mnemo/core';
+import {
+  contentHash,
+  createEngine,
+  dedupKey,
+  type MemoryHandle,
+  type MemoryRecord,
+  type MemoryStore,
+  type NewRecord,
+  type RecordFilters,
+  termFrequencies,
+} from '@mnemo/core';
 import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
@@ -277,6 +287,63 @@ describe('lexical and vector search on the in-memory index', () => {
     });
   }
 
+  it('keeps a grant written before its record in the same transaction, as the SQL query does', async () => {
+    const answers: Record<string, string[][]> = {};
+    for (const searchIndex of ['sql', 'memory'] as const) {
+      const store = createDuckDBStore({ path: ':memory:', searchIndex });
+      cleanup.push(() => store.close());
+      const engine = createEngine({ store, experienceMemory: true });
+      await engine.init();
+      const at = new Date('2026-01-01T00:00:00.000Z');
+      const bob = { agentId: 'bob', orgId: null, now: at };
+      // Both searches first, so both indexes are loaded before the write.
+      await store.searchLexical({ visibility: bob, filters: {}, terms: ['x'], limit: 1 });
+      await store.findPlanCandidates({
+        visibility: bob,
+        tokens: ['x'],
+        minTokens: 1,
+        maxTokens: 1,
+      });
+      const grant = (recordId: string) => ({
+        recordId,
+        granteeAgentId: 'bob',
+        granteeOrgId: null,
+        permission: 'read' as const,
+        grantedBy: 'alice',
+        createdAt: at,
+        expiresAt: null,
+      });
+      await store.transaction(async (tx) => {
+        await tx.putGrants([grant('r1'), grant('p1')]);
+        await tx.insertRecords([
+          newRecord('r1', 'quarterly budget review notes', at),
+          {
+            ...newRecord('p1', 'budget plan', at),
+            isPlan: true,
+            planTokens: ['budget'],
+            terms: [],
+            docLength: 0,
+          },
+        ]);
+      });
+      const lexical = await store.searchLexical({
+        visibility: bob,
+        filters: {},
+        terms: ['budget'],
+        limit: 10,
+      });
+      const plans = await store.findPlanCandidates({
+        visibility: bob,
+        tokens: ['budget'],
+        minTokens: 1,
+        maxTokens: 1,
+      });
+      answers[searchIndex] = [lexical.map((h) => h.record.id), plans.map((c) => c.record.id)];
+    }
+    expect(answers.sql).toEqual([['r1'], ['p1']]);
+    expect(answers.memory).toEqual(answers.sql);
+  });
+
   it('rejects an unknown searchIndex option', () => {
     expect(() =>
       createDuckDBStore({ path: ':memory:', searchIndex: 'disk' as unknown as 'sql' }),
@@ -349,3 +416,38 @@ describe('SearchIndex', () => {
     }
   });
 });
+
+/** A shared record of alice's, as core would hand it to `insertRecords`. */
+function newRecord(id: string, content: string, at: Date): NewRecord {
+  const record: MemoryRecord = {
+    id,
+    agentId: 'alice',
+    orgId: null,
+    content,
+    memoryType: 'semantic',
+    scope: 'shared',
+    importance: 0.5,
+    tags: [],
+    metadata: {},
+    embedding: null,
+    contentHash: '',
+    threadId: null,
+    sourceType: null,
+    createdAt: at,
+    updatedAt: at,
+    expiresAt: null,
+    deletedAt: null,
+    accessCount: 0,
+    lastAccessedAt: null,
+  };
+  record.contentHash = contentHash(record);
+  const { terms, length } = termFrequencies(content);
+  return {
+    record,
+    dedupKey: dedupKey(record, 'shared', content, null),
+    isPlan: false,
+    terms,
+    docLength: length,
+    planTokens: null,
+  };
+}
