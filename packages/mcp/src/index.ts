@@ -10,6 +10,7 @@ export {
   type McpServerOptions,
   PLAN_TOOLS,
   type ToolName,
+  toolCallsSettled,
 } from './mcp-server.js';
 export { type RenderedRecord, renderRecord } from './render.js';
 export { type StdioServerOptions, serveStdio } from './stdio-server.js';

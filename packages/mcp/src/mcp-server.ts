@@ -60,6 +60,25 @@ export interface McpServerOptions {
   onInternalError?: (error: unknown, source: ToolName | 'http') => void;
 }
 
+/** The tool calls each server of `createMcpServer` is running. */
+const RUNNING = new WeakMap<McpServer, Set<Promise<unknown>>>();
+
+/**
+ * Resolves once `server` (from `createMcpServer`) runs no tool call, including
+ * calls for requests its transport has received but not yet dispatched: close
+ * the store only after it, or those calls fail and their answers are lost.
+ */
+export async function toolCallsSettled(server: McpServer): Promise<void> {
+  for (;;) {
+    // A turn of the event loop, for received requests to reach their tools (and finished
+    // calls' answers to be written).
+    await new Promise((resolve) => setImmediate(resolve));
+    const running = RUNNING.get(server);
+    if (running === undefined || running.size === 0) return;
+    await Promise.allSettled([...running]);
+  }
+}
+
 /**
  * An MCP server exposing mnemo's tools for one principal. Connect it to a transport
  * (`server.connect(new StdioServerTransport())`), or use `startHttpServer` for HTTP.
@@ -80,15 +99,21 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
   );
 
+  const running = new Set<Promise<unknown>>();
   const run =
     <A>(tool: ToolName, fn: (args: A) => Promise<Record<string, unknown>>) =>
-    async (args: A): Promise<CallToolResult> => {
-      try {
-        return okResult(await fn(args));
-      } catch (error) {
-        if (!MnemoError.isInstance(error)) onInternalError?.(error, tool);
-        return errorResult(error);
-      }
+    (args: A): Promise<CallToolResult> => {
+      const call = (async () => {
+        try {
+          return okResult(await fn(args));
+        } catch (error) {
+          if (!MnemoError.isInstance(error)) onInternalError?.(error, tool);
+          return errorResult(error);
+        }
+      })();
+      running.add(call);
+      void call.finally(() => running.delete(call));
+      return call;
     };
 
   server.registerTool(
@@ -266,6 +291,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       }),
     );
   }
+  RUNNING.set(server, running);
   return server;
 }
 

@@ -30,6 +30,53 @@ async function spawnServer(args: readonly string[]) {
 }
 
 describe('mnemo serve over stdio (the built binary, spawned)', () => {
+  it('answers every request already received when stdin ends, before closing the store', async () => {
+    const db = join(tempDir(), 'piped.duckdb');
+    const store = `duckdb:${db}`;
+    const requests = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pipe', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ...['one', 'two', 'three'].map((n, i) => ({
+        jsonrpc: '2.0',
+        id: i + 2,
+        method: 'tools/call',
+        params: { name: 'mnemo.remember', arguments: { content: `piped memory ${n}` } },
+      })),
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'mnemo.recall', arguments: { query: 'piped' } },
+      },
+    ];
+    const served = mnemo(['serve', '--agent', 'a', '--store', store], {
+      input: `${requests.map((r) => JSON.stringify(r)).join('\n')}\n`,
+    });
+    expect(served.code).toBe(0);
+    const answered = served.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } });
+    expect(answered.map((answer) => [answer.id, answer.result?.isError ?? false])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, false],
+      [5, false],
+    ]);
+    const exported = mnemo(['export', '--store', store]);
+    expect(exported.stdout.trimEnd().split('\n')).toHaveLength(3);
+  });
+
   it('serves the agent fixed by --agent, and leaves the store usable when the client closes', async () => {
     const db = join(tempDir(), 'memory.duckdb');
     const store = `duckdb:${db}`;

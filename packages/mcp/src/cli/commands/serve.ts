@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MnemoError } from '@mnemo/core';
 import { isLoopbackHost, startHttpServer } from '../../http-server.js';
+import { toolCallsSettled } from '../../mcp-server.js';
 import { serveStdio } from '../../stdio-server.js';
 import { loadTokenConfig, type TokenRegistry } from '../../token-config.js';
 import {
@@ -76,6 +77,8 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
         `serving agent ${values.org === undefined ? agent : `${values.org}/${agent}`} over stdio, ${describeStore(spec)}${values.experience === true ? ', experience memory on' : ''}`,
       );
       await stopped;
+      // Requests piped in before stdin ended are still being answered.
+      await toolCallsSettled(server);
       await server.close();
     } finally {
       await engine.close();
