@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
-import { mnemo, mnemoJson, START, tempDir } from './fixture.js';
+import { CLI, mnemo, mnemoJson, START, tempDir } from './fixture.js';
 import { fillRichStore } from './rich-store.js';
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -243,6 +244,52 @@ describe('the mnemo CLI (the built binary)', () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^mnemo: STORE_UNAVAILABLE: /);
     expect(down.stderr).not.toContain('s3cret-pw');
+  });
+
+  it('fails writing its output with one line and no stack trace', () => {
+    const cwd = tempDir();
+    const store = `duckdb:${join(cwd, 'out.duckdb')}`;
+    mnemoJson(['remember', 'a note to export', '--agent', 'a', '--store', store]);
+    // A folder that does not exist: one line, exit 1, no partial file left behind.
+    const missing = mnemo(['export', '--store', store, '--out', join(cwd, 'nodir', 'x.ndjson')], {
+      cwd,
+    });
+    expect([missing.code, missing.stderr.split('\n').length]).toEqual([1, 2]);
+    expect(missing.stderr).toMatch(/^mnemo: cannot write .*x\.ndjson.*ENOENT/);
+    // A reader that stops early (`| head -1`): a quiet exit, no stack.
+    for (const args of [['--help'], ['export', '--store', store]]) {
+      const piped = spawnSync(
+        'bash',
+        ['-c', `"${process.execPath}" "${CLI}" ${args.map((a) => `'${a}'`).join(' ')} | true`],
+        { cwd, encoding: 'utf8' },
+      );
+      expect([args, piped.stderr]).toEqual([args, '']);
+    }
+    // A full disk: one line, exit 1.
+    const full = spawnSync(
+      'bash',
+      ['-c', `"${process.execPath}" "${CLI}" export --store '${store}' > /dev/full`],
+      { cwd, encoding: 'utf8' },
+    );
+    expect([full.status, full.stderr.split('\n').length]).toEqual([1, 2]);
+    expect(full.stderr).toMatch(/^mnemo: .*ENOSPC/);
+  });
+
+  it('shows control characters of a memory escaped, so it cannot drive the terminal', () => {
+    const cwd = tempDir();
+    const store = `duckdb:${join(cwd, 'escape.duckdb')}`;
+    mnemoJson([
+      'remember',
+      'owls \u001b]0;pwned\u0007\u001b[2K at dusk',
+      '--agent',
+      'a',
+      '--store',
+      store,
+    ]);
+    const shown = mnemo(['recall', 'owls', '--agent', 'a', '--store', store], { cwd });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(shown.stdout).toContain('owls \\x1b]0;pwned\\x07\\x1b[2K at dusk');
   });
 
   it('lists cached plans with outcome and replay counts', async () => {

@@ -7,18 +7,26 @@ export interface CliIo {
   readonly stderr: Writable;
 }
 
-/** Writes `text`, waiting while the stream's buffer is full (large exports). */
+/**
+ * Writes `text`, waiting while the stream's buffer is full (large exports).
+ * Rejects once the stream has failed (a full disk, a reader gone), so a long
+ * export stops instead of waiting for a drain that will never come.
+ */
 export async function write(stream: Writable, text: string): Promise<void> {
+  if (stream.errored) throw stream.errored;
   if (stream.write(text)) return;
   await new Promise<void>((resolve, reject) => {
     const done = (error?: Error) => {
       stream.off('drain', done);
       stream.off('error', done);
+      stream.off('close', closed);
       if (error) reject(error);
       else resolve();
     };
+    const closed = () => done(stream.errored ?? new Error('the output stream closed'));
     stream.once('drain', done);
     stream.once('error', done);
+    stream.once('close', closed);
   });
 }
 
@@ -27,9 +35,19 @@ export function json(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-/** Text on one line: runs of whitespace become one space, cut to `max` characters with `…`. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it escapes
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text on one line for a terminal: runs of whitespace become one space, other
+ * control characters show as `\x1b` (so a memory cannot move the cursor or
+ * retitle the window of whoever reads it), cut to `max` characters with `…`.
+ */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   const characters = [...flat];
   return characters.length <= max ? flat : `${characters.slice(0, max - 1).join('')}…`;
 }

@@ -3,7 +3,7 @@ import { VERSION } from '../version.js';
 import { type CliIo, write } from './output.js';
 import { parseStoreSpec, redactSecrets, type StoreSpec } from './store-spec.js';
 import { USAGE } from './usage.js';
-import { UsageError } from './usage-error.js';
+import { CliFailure, UsageError } from './usage-error.js';
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
 
@@ -63,10 +63,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await write(io.stderr, `mnemo: ${error.code}: ${redactSecrets(error.message, spec)}\n`);
       return error.code === 'INVALID_INPUT' ? 2 : 1;
     }
+    if (error instanceof CliFailure || isSystemError(error)) {
+      // The operating system's word for it (ENOSPC, EADDRINUSE…) is the message; no stack.
+      await write(io.stderr, `mnemo: ${redactSecrets(error.message, spec)}\n`);
+      return 1;
+    }
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     await write(io.stderr, `mnemo: unexpected error: ${redactSecrets(message, spec)}\n`);
     return 1;
   }
+}
+
+/** An error of a system call (a file, a socket, a pipe), as Node reports them. */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    typeof (error as NodeJS.ErrnoException).syscall === 'string'
+  );
 }
 
 /** The `--store` among the arguments, to mask its password in messages. */

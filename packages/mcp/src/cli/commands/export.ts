@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createWriteStream, existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -7,7 +8,7 @@ import { exportToJson } from '@mnemo/core';
 import { COMMON_OPTIONS, noPositionals, storeOf, usageErrors } from '../args.js';
 import { type CliIo, json, write } from '../output.js';
 import { withEngine } from '../store-spec.js';
-import { UsageError } from '../usage-error.js';
+import { CliFailure, UsageError } from '../usage-error.js';
 
 export const EXPORT_OPTIONS = {
   out: { type: 'string', short: 'o' },
@@ -37,6 +38,13 @@ export async function exportCommand(argv: readonly string[], io: CliIo): Promise
     if (out === undefined) return writeRecords(engine.exportRecords(), io.stdout);
     const partial = `${out}.partial-${process.pid}`;
     const file = createWriteStream(partial, { flags: 'wx' });
+    try {
+      await once(file, 'open');
+    } catch (error) {
+      throw new CliFailure(`cannot write --out ${out}: ${(error as Error).message}`);
+    }
+    // A later failure (a full disk) reaches `write` and `finished` as the stream's error.
+    file.on('error', () => undefined);
     try {
       const written = await writeRecords(engine.exportRecords(), file);
       file.end();
