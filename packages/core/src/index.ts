@@ -54,7 +54,7 @@ export {
   type ShareInput,
   type ShareResult,
 } from './engine/memory-handle.js';
-export { type PlanAccess, planAccess } from './engine/plan-access.js';
+export { MAX_PLAN_TTL_MS, type PlanAccess, planAccess } from './engine/plan-access.js';
 export {
   EXPORT_FORMAT,
   type ExportedRecord,

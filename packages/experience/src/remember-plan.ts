@@ -72,10 +72,7 @@ export async function rememberPlan(
   if (typeof score !== 'number' || score > 1 || score === Number.POSITIVE_INFINITY) {
     throw invalid('outcomeScore', 'must be a number no greater than 1');
   }
-  const ttlMs = input.ttlMs;
-  if (ttlMs !== undefined && (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0)) {
-    throw invalid('ttlMs', 'must be a positive number of milliseconds');
-  }
+  const ttlMs = access.validateTtl(input.ttlMs);
   const signature = signatureTokens(query, access.signatureStrategy);
   // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding anything.
   const payload = access.validatePayload(

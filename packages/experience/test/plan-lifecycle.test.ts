@@ -219,7 +219,8 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
     expect((await ask(agent)).plan?.id).toBe(short.id);
     clock.advance(60_000);
     expect(await ask(agent)).toMatchObject({ plan: null, candidatesConsidered: 0 });
-    for (const ttlMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000']) {
+    // Past MAX_PLAN_TTL_MS the expiry could pass the last instant a Date holds.
+    for (const ttlMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000', 4e15 + 1, 9e15]) {
       await expect(
         rememberPlan(agent, {
           query: 'q ttl',
@@ -228,7 +229,15 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
           outcomeScore: 0.9,
           ttlMs: ttlMs as number,
         }),
-      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'ttlMs' } });
     }
+    const longest = await rememberPlan(agent, {
+      query: 'q ttl longest',
+      steps,
+      chunkIds: [],
+      outcomeScore: 0.9,
+      ttlMs: 4e15,
+    });
+    expect(longest.stored).toBe(true);
   });
 });

@@ -38,6 +38,11 @@ export interface PlanAccess {
   /** Validates a plan payload as record metadata would be, returning a clean copy. */
   validatePayload(payload: unknown): JsonObject;
   /**
+   * Validates a plan's time to live: absent, or a positive number of
+   * milliseconds up to `MAX_PLAN_TTL_MS` (`INVALID_INPUT` otherwise).
+   */
+  validateTtl(ttlMs: unknown): number | undefined;
+  /**
    * Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`,
    * payload under `PLAN_METADATA_KEY`. With `ttlMs` (a positive number of
    * milliseconds) the record expires that long after the engine clock's now,
@@ -80,6 +85,24 @@ export interface PlanAccess {
 
 const MAX_TOKEN_COUNT = 2 ** 31 - 1;
 
+/**
+ * The longest time to live of a plan, in ms (about 126,000 years): any longer
+ * and its expiry could pass the last instant a `Date` can hold. For a plan
+ * that never expires, give no `ttlMs`.
+ */
+export const MAX_PLAN_TTL_MS = 4e15;
+
+function validateTtl(ttlMs: unknown): number | undefined {
+  if (ttlMs === undefined) return undefined;
+  if (typeof ttlMs !== 'number' || !(ttlMs > 0 && ttlMs <= MAX_PLAN_TTL_MS)) {
+    throw invalidInput(
+      'ttlMs',
+      `must be a positive number of milliseconds up to ${MAX_PLAN_TTL_MS} (omit it for no expiry)`,
+    );
+  }
+  return ttlMs;
+}
+
 export function planAccess(handle: MemoryHandle): PlanAccess {
   const context = handleContext(handle);
   return {
@@ -88,16 +111,12 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
     validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
+    validateTtl,
     writePlan: async ({ query, scope, payload, tokens, ttlMs }) => {
       if (!context.experienceMemory) {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
       }
-      if (
-        ttlMs !== undefined &&
-        (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0)
-      ) {
-        throw invalidInput('ttlMs', 'must be a positive number of milliseconds');
-      }
+      validateTtl(ttlMs);
       const now = context.clock.now();
       const [result] = await writeRecords(
         handle,
