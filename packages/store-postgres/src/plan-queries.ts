@@ -104,6 +104,14 @@ export async function forgetPlans(s: Session, ids: readonly string[]): Promise<v
     p,
   );
   await addFrequencies(s, (row?.keys as string[] | null) ?? [], -1);
+  await forgetPlanStats(s, ids);
+}
+
+/**
+ * Drops the stats of plans being forgotten. A soft delete keeps a plan's index
+ * keys (and their counts), not its stats: no replay can read them again.
+ */
+export async function forgetPlanStats(s: Session, ids: readonly string[]): Promise<void> {
   const d = new Params();
   await s.exec(
     `DELETE FROM ${s.schema}.mnemo_plan_stats WHERE record_id = ANY(${d.texts(ids)})`,

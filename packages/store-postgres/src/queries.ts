@@ -19,7 +19,7 @@ import {
   type VisibleRecord,
 } from '@mnemo/core';
 import { packVectors } from './binary.js';
-import { countPlanTokens, forgetPlans } from './plan-queries.js';
+import { countPlanTokens, forgetPlanStats, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import {
@@ -709,6 +709,7 @@ export async function deleteRecords(
   await removeLexicalStats(s, ids);
   await deletePostings(s, ids);
   if (mode === 'hard') await forgetPlans(s, ids);
+  else await forgetPlanStats(s, ids);
   const p = new Params();
   if (mode === 'hard') {
     const g = new Params();

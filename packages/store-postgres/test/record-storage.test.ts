@@ -1,4 +1,4 @@
-import { createEngine } from '@mnemo/core';
+import { createEngine, planAccess } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
@@ -40,6 +40,34 @@ describePostgres('record storage', () => {
     // Past the default 2 kB, PostgreSQL would have moved the embedding out of the row.
     expect(table.widest_row).toBeGreaterThan(2032);
     expect(Number(table.toast_bytes)).toBe(0);
+  });
+
+  it("drops a plan's stats with the plan, whatever the forget mode", async () => {
+    const schema = uniqueSchema('plan_stats');
+    cleanup.push(() => dropSchema(schema));
+    const engine = (await openEngine(schema)).with({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const plans = planAccess(agent);
+    const stats = async () =>
+      (await adminQuery(`SELECT record_id FROM "${schema}".mnemo_plan_stats ORDER BY 1`)).rows.map(
+        (row) => row.record_id,
+      );
+    const ids: string[] = [];
+    for (const mode of ['soft', 'hard', 'redact'] as const) {
+      const { id } = await plans.writePlan({ query: `plan ${mode}`, payload: {}, tokens: [mode] });
+      await plans.updatePlanStats(id, () => ({
+        runningOutcome: 0.5,
+        replays: 1,
+        failures: 0,
+        details: {},
+      }));
+      ids.push(id);
+    }
+    expect(await stats()).toEqual([...ids].sort());
+    for (const [i, mode] of (['soft', 'hard', 'redact'] as const).entries()) {
+      await agent.forget({ ids: [ids[i] as string], mode });
+    }
+    expect(await stats()).toEqual([]);
   });
 
   it('migrates a schema from version 3 to 4', async () => {
