@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { contentHash, exportToJson } from '@mnemo/core';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
@@ -517,7 +518,76 @@ describe('the mnemo CLI (the built binary)', () => {
     expect(wrongFormat.stderr).toBe(
       'mnemo: INVALID_INPUT: line 1.format: must be "mnemo.record.v1"\n',
     );
+    // A record id repeated by a later line, from a file and from stdin: named by its line.
+    const repeated = [...lines, lines[0]].join('\n');
+    writeFileSync(join(dir, 'repeated.ndjson'), repeated);
+    const firstId = JSON.parse(lines[0] as string).record.id;
+    for (const run of [
+      () => mnemo(['import', '--in', join(dir, 'repeated.ndjson'), '--store', target]),
+      () => mnemo(['import', '--store', target], { input: repeated }),
+    ]) {
+      const result = run();
+      expect([result.code, result.stderr]).toEqual([
+        2,
+        `mnemo: INVALID_INPUT: line ${lines.length + 1}: record ${firstId} repeats line 1\n`,
+      ]);
+    }
     // Nothing was written by any of them.
     expect(mnemo(['export', '--store', target]).stdout).toBe('');
+  });
+
+  it('imports nothing when embedding sizes differ between lines or from the store', async () => {
+    const dir = tempDir();
+    const record = (id: string, embedding: number[] | null) => {
+      const r = {
+        id,
+        agentId: 'a',
+        orgId: null,
+        content: `record ${id}`,
+        memoryType: 'semantic' as const,
+        scope: 'private' as const,
+        importance: 0.5,
+        tags: [],
+        metadata: {},
+        embedding: embedding === null ? null : Float32Array.from(embedding),
+        contentHash: '',
+        threadId: null,
+        sourceType: null,
+        createdAt: new Date(START),
+        updatedAt: new Date(START),
+        expiresAt: null,
+        deletedAt: null,
+        accessCount: 0,
+        lastAccessedAt: null,
+      };
+      r.contentHash = contentHash(r);
+      return JSON.stringify(exportToJson({ record: r, grants: [] }));
+    };
+    // Records without embeddings first: more than a chunk, which used to be written.
+    const plain = Array.from({ length: 600 }, (_, i) =>
+      record(`p-${String(i).padStart(4, '0')}`, null),
+    );
+    const mixed = [...plain, record('v-1', [1, 0, 0]), record('v-2', [1, 0, 0, 0])].join('\n');
+    writeFileSync(join(dir, 'mixed.ndjson'), mixed);
+    const target = `duckdb:${join(dir, 'target.duckdb')}`;
+    for (const run of [
+      () => mnemo(['import', '--in', join(dir, 'mixed.ndjson'), '--store', target]),
+      () => mnemo(['import', '--store', target], { input: mixed }),
+    ]) {
+      const result = run();
+      expect([result.code, result.stderr]).toEqual([
+        2,
+        'mnemo: INVALID_INPUT: line 602: a 4-dimensional embedding, where line 601 has 3 dimensions\n',
+      ]);
+    }
+    // A store whose embeddings have another size than the input's: refused before writing.
+    mnemoJson(['import', '--store', target], { input: record('w-1', [1, 0]) });
+    const other = [...plain, record('v-3', [1, 0, 0])].join('\n');
+    const result = mnemo(['import', '--store', target], { input: other });
+    expect([result.code, result.stderr]).toEqual([
+      1,
+      'mnemo: DIMENSION_MISMATCH: line 601: a 3-dimensional embedding, but the store holds 2-dimensional ones\n',
+    ]);
+    expect(mnemo(['export', '--store', target]).stdout.trimEnd().split('\n')).toHaveLength(1);
   });
 });

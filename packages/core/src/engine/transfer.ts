@@ -25,7 +25,11 @@ import {
   validateTags,
   validateUnitInterval,
 } from '../validation.js';
-import { checkEmbeddingDimensions } from './dimensions.js';
+import {
+  checkEmbeddingDimensions,
+  dimensionMismatch,
+  storeEmbeddingDimensions,
+} from './dimensions.js';
 import type { EngineContext } from './engine-context.js';
 import { WRITE_CHUNK_SIZE } from './write-records.js';
 
@@ -106,6 +110,7 @@ export async function importRecords(
   };
   if (isSyncIterable(records)) {
     const all = Array.from(records as Iterable<unknown>, check);
+    await checkImportDimensions(context, all);
     for (let start = 0; start < all.length; start += WRITE_CHUNK_SIZE) {
       await write(all.slice(start, start + WRITE_CHUNK_SIZE));
     }
@@ -125,6 +130,30 @@ export async function importRecords(
   }
   if (chunk.length > 0) await write(chunk);
   return result;
+}
+
+/**
+ * Every embedding of `items` has one size, the store's if it has one: checked
+ * before the first chunk is written, so a mismatch further on writes nothing.
+ */
+async function checkImportDimensions(
+  context: EngineContext,
+  items: readonly ExportedRecord[],
+): Promise<void> {
+  let first: { size: number; index: number } | null = null;
+  for (const [index, { record }] of items.entries()) {
+    if (record.embedding === null) continue;
+    first ??= { size: record.embedding.length, index };
+    if (record.embedding.length !== first.size) {
+      throw invalidInput(
+        `records[${index}].record.embedding`,
+        `has ${record.embedding.length} dimensions, where records[${first.index}]'s has ${first.size}`,
+      );
+    }
+  }
+  if (first === null) return;
+  const size = await storeEmbeddingDimensions(context.store);
+  if (size !== null && size !== first.size) throw dimensionMismatch(size, first.size);
 }
 
 function isSyncIterable(value: unknown): value is Iterable<unknown> {

@@ -126,7 +126,9 @@ export function transferSpec(t: TestApi, h: Harness): void {
       // A field changed and the hash recomputed over it, as code building records by hand would.
       const withRecord = (change: Record<string, unknown>): unknown => {
         const record = { ...good.record, ...change } as MemoryRecord;
-        const hashable = ['createdAt', 'embedding'].every((key) => !(key in change));
+        const hashable =
+          !('createdAt' in change) &&
+          (!('embedding' in change) || change.embedding instanceof Float32Array);
         return {
           record: { ...record, contentHash: hashable ? contentHash(record) : record.contentHash },
           grants: [],
@@ -179,9 +181,27 @@ export function transferSpec(t: TestApi, h: Harness): void {
         code: 'INVALID_INPUT',
         details: { field: 'records[2].record.id' },
       });
+      // Embeddings of two sizes, the second past the first chunk: nothing written either.
+      const sized = (id: string, embedding: number[]) =>
+        withRecord({ id, content: id, embedding: Float32Array.from(embedding) }) as ExportedRecord;
+      const plainThenMixed = [
+        ...many.slice(0, 500),
+        sized('v-1', [1, 0, 0]),
+        sized('v-2', [1, 0, 0, 0]),
+      ];
+      await expect(target.engine.importRecords(plainThenMixed)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'records[501].record.embedding' },
+      });
       expect(await target.store.scanRecords({ limit: 1000 })).toEqual([]);
       expect(await target.store.readAudit({ limit: 1000 })).toEqual([]);
       expect(await target.engine.importRecords(exported)).toEqual({ imported: 1, skipped: 0 });
+      // The store's embeddings have a size now: another one is refused before anything is written.
+      await target.engine.importRecords([sized('v-3', [1, 0])]);
+      await expect(
+        target.engine.importRecords([...many.slice(0, 500), sized('v-4', [1, 0, 0])]),
+      ).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
+      expect(await target.store.scanRecords({ limit: 1000 })).toHaveLength(2);
     });
   });
 }

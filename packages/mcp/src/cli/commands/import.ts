@@ -33,18 +33,30 @@ export async function importCommand(argv: readonly string[], io: CliIo): Promise
   const spec = storeOf(values);
   const file = values.in;
   let records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>;
+  const seen = newSeen();
   if (file === undefined) {
     // Standard input can be read once: keep the parsed records.
     const parsed: ExportedRecord[] = [];
-    for await (const record of parseLines(lines(io.stdin))) parsed.push(record);
+    for await (const record of parseLines(lines(io.stdin), seen)) parsed.push(record);
     records = parsed;
   } else {
     // A file is read twice: validated whole first, then streamed into the store.
     await checkFile(file);
-    await count(parseLines(lines(openFile(file))));
-    records = parseLines(lines(openFile(file)));
+    await count(parseLines(lines(openFile(file)), seen));
+    records = parseLines(lines(openFile(file)), newSeen());
   }
-  const result = await withEngine(spec, {}, (engine) => engine.importRecords(records));
+  const result = await withEngine(spec, {}, async (engine) => {
+    // The store's embedding size, checked before the first chunk is written.
+    const size = await engine.store.embeddingDimensions();
+    const embeddings = seen.dimensions;
+    if (size !== null && embeddings !== null && embeddings.size !== size) {
+      throw new MnemoError(
+        'DIMENSION_MISMATCH',
+        `line ${embeddings.line}: a ${embeddings.size}-dimensional embedding, but the store holds ${size}-dimensional ones`,
+      );
+    }
+    return engine.importRecords(records);
+  });
   await write(
     io.stdout,
     values.json === true
@@ -80,8 +92,29 @@ async function* lines(input: Readable): AsyncGenerator<string> {
   }
 }
 
-/** One record per non-blank line; a bad line is `INVALID_INPUT` naming it (`line 7: …`). */
-async function* parseLines(input: AsyncIterable<string>): AsyncGenerator<ExportedRecord> {
+/** What a pass over the lines has seen: each record id's line, the first embedding's size. */
+interface Seen {
+  ids: Map<string, number>;
+  dimensions: { size: number; line: number } | null;
+}
+
+const newSeen = (): Seen => ({ ids: new Map(), dimensions: null });
+
+function badLine(line: number, message: string): MnemoError {
+  return new MnemoError('INVALID_INPUT', `line ${line}: ${message}`, {
+    details: { field: `line ${line}` },
+  });
+}
+
+/**
+ * One record per non-blank line; a bad line is `INVALID_INPUT` naming it
+ * (`line 7: …`), as is a line that repeats an earlier line's record id or
+ * whose embedding size differs from the first one's.
+ */
+async function* parseLines(
+  input: AsyncIterable<string>,
+  seen: Seen,
+): AsyncGenerator<ExportedRecord> {
   let number = 0;
   for await (const line of input) {
     number += 1;
@@ -94,6 +127,20 @@ async function* parseLines(input: AsyncIterable<string>): AsyncGenerator<Exporte
         details: { field: `line ${number}` },
       });
     }
-    yield exportFromJson(value, `line ${number}`);
+    const item = exportFromJson(value, `line ${number}`);
+    const { id, embedding } = item.record;
+    const earlier = seen.ids.get(id);
+    if (earlier !== undefined) throw badLine(number, `record ${id} repeats line ${earlier}`);
+    seen.ids.set(id, number);
+    if (embedding !== null) {
+      seen.dimensions ??= { size: embedding.length, line: number };
+      if (embedding.length !== seen.dimensions.size) {
+        throw badLine(
+          number,
+          `a ${embedding.length}-dimensional embedding, where line ${seen.dimensions.line} has ${seen.dimensions.size} dimensions`,
+        );
+      }
+    }
+    yield item;
   }
 }
