@@ -1,5 +1,6 @@
 import { termFrequencies } from '../analyzer.js';
 import { appendAuditEntries } from '../audit/append-audit.js';
+import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
 import type { Grant, NewRecord } from '../ports/memory-store.js';
@@ -296,12 +297,18 @@ function checkExported(item: unknown, where: string): ExportedRecord {
 
 const time = (value: Date | null) => (value === null ? null : value.toISOString());
 
-/** The JSON form of an exported record: Dates as ISO strings, the embedding as a number array. */
+/**
+ * The JSON form of an exported record: Dates as ISO strings, the embedding as
+ * a number array, metadata keys sorted (as in the hash's canonical form), so
+ * the same records export to the same bytes from any store (PostgreSQL's
+ * `jsonb` returns keys in its own order).
+ */
 export function exportToJson({ record, grants }: ExportedRecord): JsonObject {
   return {
     format: EXPORT_FORMAT,
     record: {
       ...record,
+      metadata: JSON.parse(canonicalJson(record.metadata)) as JsonObject,
       embedding: record.embedding === null ? null : Array.from(record.embedding),
       createdAt: record.createdAt.toISOString(),
       updatedAt: record.updatedAt.toISOString(),
