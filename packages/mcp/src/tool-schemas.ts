@@ -33,7 +33,19 @@ export const rememberInput = z.strictObject({
     ),
   importance: z.number().min(0).max(1).optional().describe('0..1, default 0.5.'),
   tags: z.array(z.string()).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional().describe('A JSON object.'),
+  metadata: z
+    .preprocess(
+      (value, ctx) => {
+        // Parsing a record assigns each key, and assigning `__proto__` sets the prototype: the
+        // key would vanish instead of being refused, as the engine refuses it at any depth.
+        if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__'))
+          ctx.addIssue({ code: 'custom', message: 'must not have a "__proto__" key' });
+        return value;
+      },
+      z.record(z.string(), z.unknown()),
+    )
+    .optional()
+    .describe('A JSON object.'),
   thread_id: z.string().optional(),
   source_type: z.string().optional(),
   expires_at: dateTime.optional().describe('The memory disappears at this instant (ISO 8601).'),

@@ -31,6 +31,9 @@ describe('the MCP server, through an in-process SDK client', () => {
       'expires_at',
     ]);
     expect(remember?.inputSchema.required).toEqual(['content']);
+    expect(
+      (remember?.inputSchema.properties as Record<string, { type?: string }>).metadata?.type,
+    ).toBe('object');
     const recall = tools.find((tool) => tool.name === 'mnemo.recall');
     const properties = (recall?.inputSchema.properties ?? {}) as Record<
       string,
@@ -374,6 +377,15 @@ describe('the MCP server, through an in-process SDK client', () => {
     expect(nested.text).toBe(
       'MCP error -32602: Input validation error: Invalid arguments for tool mnemo.recall: Unrecognized key: "agent_id" at filters',
     );
+    // A `__proto__` key is refused at the top of metadata as the engine refuses it below.
+    for (const metadata of ['{"__proto__":{"x":1},"keep":true}', '{"n":{"__proto__":{"x":1}}}']) {
+      const result = await call(client, 'mnemo.remember', {
+        content: 'hello',
+        metadata: JSON.parse(metadata),
+      });
+      expect([metadata, result.isError]).toEqual([metadata, true]);
+      expect(result.text).toContain('__proto__');
+    }
     const events = await engine.verifyAudit();
     expect(events.events).toBe(0);
   });
