@@ -1,32 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { contentHash, exportFromJson, exportToJson, type MemoryRecord } from '../src/index.js';
+import { exportFromJson, exportToJson, type MemoryRecord } from '../src/index.js';
+import { memoryRecord } from '../src/testing/index.js';
 
-const at = new Date('2026-01-01T00:00:00.000Z');
-
-function record(metadata: MemoryRecord['metadata']): MemoryRecord {
-  const r: MemoryRecord = {
-    id: 'r1',
-    agentId: 'a',
-    orgId: null,
-    content: 'a record',
-    memoryType: 'semantic',
-    scope: 'private',
-    importance: 0.5,
-    tags: [],
-    metadata,
-    embedding: null,
-    contentHash: '',
-    threadId: null,
-    sourceType: null,
-    createdAt: at,
-    updatedAt: at,
-    expiresAt: null,
-    deletedAt: null,
-    accessCount: 0,
-    lastAccessedAt: null,
-  };
-  return { ...r, contentHash: contentHash(r) };
-}
+const record = (metadata: MemoryRecord['metadata']) => memoryRecord({ metadata });
 
 describe('exportToJson', () => {
   it('writes metadata keys in one order, whatever order a store returned them in', () => {

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { contentHash, exportToJson } from '@mnemo/core';
+import { exportToJson } from '@mnemo/core';
+import { memoryRecord } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
@@ -538,31 +539,17 @@ describe('the mnemo CLI (the built binary)', () => {
 
   it('imports nothing when embedding sizes differ between lines or from the store', async () => {
     const dir = tempDir();
-    const record = (id: string, embedding: number[] | null) => {
-      const r = {
-        id,
-        agentId: 'a',
-        orgId: null,
-        content: `record ${id}`,
-        memoryType: 'semantic' as const,
-        scope: 'private' as const,
-        importance: 0.5,
-        tags: [],
-        metadata: {},
-        embedding: embedding === null ? null : Float32Array.from(embedding),
-        contentHash: '',
-        threadId: null,
-        sourceType: null,
-        createdAt: new Date(START),
-        updatedAt: new Date(START),
-        expiresAt: null,
-        deletedAt: null,
-        accessCount: 0,
-        lastAccessedAt: null,
-      };
-      r.contentHash = contentHash(r);
-      return JSON.stringify(exportToJson({ record: r, grants: [] }));
-    };
+    const record = (id: string, embedding: number[] | null) =>
+      JSON.stringify(
+        exportToJson({
+          record: memoryRecord({
+            id,
+            content: `record ${id}`,
+            embedding: embedding === null ? null : Float32Array.from(embedding),
+          }),
+          grants: [],
+        }),
+      );
     // Records without embeddings first: more than a chunk, which used to be written.
     const plain = Array.from({ length: 600 }, (_, i) =>
       record(`p-${String(i).padStart(4, '0')}`, null),

@@ -1,15 +1,18 @@
 import {
-  contentHash,
   createEngine,
   dedupKey,
   type MemoryHandle,
-  type MemoryRecord,
   type MemoryStore,
   type NewRecord,
   type RecordFilters,
   termFrequencies,
 } from '@mnemo/core';
-import { createHashEmbedder, createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import {
+  createHashEmbedder,
+  createManualClock,
+  createSequentialIds,
+  memoryRecord,
+} from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
 import { SearchIndex } from '../src/search-index.js';
@@ -419,28 +422,14 @@ describe('SearchIndex', () => {
 
 /** A shared record of alice's, as core would hand it to `insertRecords`. */
 function newRecord(id: string, content: string, at: Date): NewRecord {
-  const record: MemoryRecord = {
+  const record = memoryRecord({
     id,
     agentId: 'alice',
-    orgId: null,
     content,
-    memoryType: 'semantic',
     scope: 'shared',
-    importance: 0.5,
-    tags: [],
-    metadata: {},
-    embedding: null,
-    contentHash: '',
-    threadId: null,
-    sourceType: null,
     createdAt: at,
     updatedAt: at,
-    expiresAt: null,
-    deletedAt: null,
-    accessCount: 0,
-    lastAccessedAt: null,
-  };
-  record.contentHash = contentHash(record);
+  });
   const { terms, length } = termFrequencies(content);
   return {
     record,

@@ -22,5 +22,6 @@ export {
 } from './crash.js';
 export { createHashEmbedder, type HashEmbedderOptions } from './hash-embedder.js';
 export { createManualClock, type ManualClock } from './manual-clock.js';
+export { memoryRecord } from './memory-record.js';
 export { type ReliabilityCounts, tally } from './reliability-tally.js';
 export { createSequentialIds } from './sequential-ids.js';
