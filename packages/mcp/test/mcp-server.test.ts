@@ -31,9 +31,8 @@ describe('the MCP server, through an in-process SDK client', () => {
       'expires_at',
     ]);
     expect(remember?.inputSchema.required).toEqual(['content']);
-    expect(
-      (remember?.inputSchema.properties as Record<string, { type?: string }>).metadata?.type,
-    ).toBe('object');
+    const inputs = (remember?.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
+    expect(inputs.metadata?.type).toBe('object');
     const recall = tools.find((tool) => tool.name === 'mnemo.recall');
     const properties = (recall?.inputSchema.properties ?? {}) as Record<
       string,
