@@ -39,6 +39,8 @@ export interface RememberPlanResult {
 
 const MAX_STEPS = 256;
 const MAX_CHUNK_IDS = 1000;
+/** A content hash as long as any (SHA-256 hex), standing in for each chunk's in the size check. */
+const LARGEST_HASH = '0'.repeat(64);
 
 function stringList(field: string, value: unknown, max: number): string[] {
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of strings');
@@ -74,7 +76,9 @@ export async function rememberPlan(
   }
   const ttlMs = access.validateTtl(input.ttlMs);
   const signature = signatureTokens(query, access.signatureStrategy);
-  // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding anything.
+  // Validated like any metadata (no NUL, no lone surrogates, size limit) before deciding
+  // anything, at the size it has once every chunk's hash is added below: whether a plan fits
+  // must not depend on which of its ids name records the caller can see.
   const payload = access.validatePayload(
     toPayloadJson({
       query,
@@ -83,6 +87,7 @@ export async function rememberPlan(
       chunk_ids: chunkIds,
       outcome_score: Number.isNaN(score) || score < 0 ? 0 : score,
       signature_strategy: access.signatureStrategy,
+      chunk_hashes: chunkIds.map(() => LARGEST_HASH),
     }),
   );
   if (Number.isNaN(score) || score < DEFAULT_SUCCESS_THRESHOLD) {

@@ -11,6 +11,12 @@ import {
 } from '../src/index.js';
 import { openEngine } from './fixture.js';
 
+/** 1,000 chunk ids of record-id length that name no record. */
+const LONG_CHUNK_IDS = Array.from(
+  { length: 1000 },
+  (_, i) => `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+);
+
 const PASSWORD_PLAN = {
   query: 'how do I reset my password',
   steps: ['recall:lexical:limit=5', 'answer'],
@@ -255,6 +261,10 @@ describe('rememberPlan and recallPlan', () => {
       { ...PASSWORD_PLAN, chunkIds: ['\uD800'] },
       { ...PASSWORD_PLAN, scope: 'team', outcomeScore: 0.1 },
       { ...PASSWORD_PLAN, query: '', outcomeScore: Number.NaN },
+      // Too large once every chunk's hash is added, whether or not the ids name records, and
+      // whatever the score.
+      { ...PASSWORD_PLAN, chunkIds: LONG_CHUNK_IDS },
+      { ...PASSWORD_PLAN, chunkIds: LONG_CHUNK_IDS, outcomeScore: 0.2 },
     ];
     for (const input of bad) {
       await expect(rememberPlan(agent, input as never)).rejects.toMatchObject({
@@ -262,6 +272,12 @@ describe('rememberPlan and recallPlan', () => {
       });
     }
     expect(await store.readAudit({ limit: 10 })).toEqual([]);
+    // Half as many fit, hashes included.
+    const fits = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      chunkIds: LONG_CHUNK_IDS.slice(0, 500),
+    });
+    expect(fits.stored).toBe(true);
   });
 
   it('picks the highest similarity, then the higher outcome, then the newer plan', async () => {
