@@ -73,6 +73,32 @@ describe.skipIf(PG_URL === undefined)('the CLI and server on PostgreSQL', () => 
     ).toHaveLength(1);
   });
 
+  it('refuses a schema that does not exist for commands that only read, creating nothing', async () => {
+    const schema = uniqueSchema();
+    const at = ['--store', store, '--pg-schema', schema];
+    for (const args of [
+      ['recall', 'heron', '--agent', 'a', ...at],
+      ['export', ...at],
+      ['audit', 'verify', ...at],
+      ['plans', ...at],
+    ]) {
+      const result = mnemo(args);
+      expect([args[0], result.code, result.stderr]).toEqual([
+        args[0],
+        1,
+        `mnemo: NOT_FOUND: no mnemo schema "${schema}" in this database (createSchema is false)\n`,
+      ]);
+    }
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      expect(found.rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('exports PostgreSQL, imports into DuckDB and into an empty schema: identical records, passing audit', async () => {
     const dir = tempDir();
     await fillRichStore(

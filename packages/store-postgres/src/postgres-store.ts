@@ -44,6 +44,13 @@ export interface PostgresStoreOptions {
    * that only takes query strings. Default true.
    */
   prepareStatements?: boolean;
+  /**
+   * Whether `init()` may create the schema. With `false`, a schema without
+   * mnemo's tables is `NOT_FOUND` and nothing is created (for tools that only
+   * read, so that a mistyped schema name is reported rather than made).
+   * Default true.
+   */
+  createSchema?: boolean;
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
   /** For the pool created from `connectionString`: connect timeout in ms (default 5,000). */
@@ -77,8 +84,9 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
     throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62} and not start with pg_');
   }
-  if (options.prepareStatements !== undefined && typeof options.prepareStatements !== 'boolean') {
-    throw invalid('prepareStatements', 'must be a boolean');
+  for (const key of ['prepareStatements', 'createSchema'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean')
+      throw invalid(key, 'must be a boolean');
   }
   if (options.vector !== undefined && !['auto', 'pgvector', 'array'].includes(options.vector)) {
     throw invalid('vector', 'must be auto, pgvector or array');
@@ -168,7 +176,26 @@ class PostgresStore implements MemoryStore {
     }
   }
 
+  /** The schema's name, unquoted. */
+  private get schemaName(): string {
+    return this.schema.slice(1, -1);
+  }
+
   private async migrate(s: Session): Promise<void> {
+    if (this.options.createSchema === false) {
+      const name = new Params();
+      const [found] = await s.all(
+        `SELECT 1 AS found FROM pg_tables WHERE schemaname = ${name.add(this.schemaName, '::text')}
+           AND tablename = 'mnemo_migrations'`,
+        name,
+      );
+      if (found === undefined) {
+        throw new MnemoError(
+          'NOT_FOUND',
+          `no mnemo schema "${this.schemaName}" in this database (createSchema is false)`,
+        );
+      }
+    }
     await s.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
     await s.exec(
       `CREATE TABLE IF NOT EXISTS ${this.schema}.mnemo_migrations (

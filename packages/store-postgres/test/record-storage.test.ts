@@ -70,6 +70,26 @@ describePostgres('record storage', () => {
     expect(await stats()).toEqual([]);
   });
 
+  it('with createSchema false, opens an existing schema and refuses a missing one, creating nothing', async () => {
+    const schema = uniqueSchema('existing');
+    cleanup.push(() => dropSchema(schema));
+    const open = () =>
+      createPostgresStore({ connectionString: PG_URL as string, schema, createSchema: false });
+    const missing = open();
+    await expect(missing.init()).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await missing.close();
+    const namespaces = () =>
+      adminQuery('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]).then((r) => r.rowCount);
+    expect(await namespaces()).toBe(0);
+    await (await openEngine(schema)).as('agent-a').remember({ content: 'now it exists' });
+    const existing = open();
+    await existing.init();
+    await existing.close();
+    expect(() =>
+      createPostgresStore({ connectionString: PG_URL as string, createSchema: 'no' as never }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+  });
+
   it('migrates a schema from version 3 to 4', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));

@@ -76,8 +76,11 @@ export function redactSecrets(text: string, spec: StoreSpec | undefined): string
   return redacted;
 }
 
-/** The store's package is loaded only when used (each pulls in its database driver). */
-async function openStore(spec: StoreSpec): Promise<MemoryStore> {
+/**
+ * The store's package is loaded only when used (each pulls in its database driver).
+ * `existing`: a PostgreSQL schema is not created (a command that only reads).
+ */
+async function openStore(spec: StoreSpec, existing: boolean): Promise<MemoryStore> {
   if (spec.kind === 'duckdb') {
     const { createDuckDBStore } = await import('@mnemo/store-duckdb');
     return createDuckDBStore({ path: spec.path });
@@ -86,11 +89,15 @@ async function openStore(spec: StoreSpec): Promise<MemoryStore> {
   return createPostgresStore({
     connectionString: spec.url,
     ...(spec.schema === undefined ? {} : { schema: spec.schema }),
+    createSchema: !existing,
   });
 }
 
 export interface OpenOptions {
-  /** The command only reads: a DuckDB file that does not exist is an error, not a new file. */
+  /**
+   * The command only reads: a DuckDB file or PostgreSQL schema that does not
+   * exist is an error, not a new one.
+   */
   existing?: boolean;
   experienceMemory?: boolean;
 }
@@ -109,7 +116,7 @@ export async function openEngine(spec: StoreSpec, options: OpenOptions = {}): Pr
     );
   }
   const engine = createEngine({
-    store: await openStore(spec),
+    store: await openStore(spec, options.existing === true),
     experienceMemory: options.experienceMemory ?? false,
   });
   try {
