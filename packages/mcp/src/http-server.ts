@@ -26,7 +26,10 @@ export interface RunningHttpServer {
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** Stops accepting requests and closes open connections. Idempotent. */
+  /**
+   * Stops accepting requests, lets the requests being answered finish, then
+   * closes every connection. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -107,12 +110,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     await transport.handleRequest(request, response);
   };
 
+  // Requests being answered, so that close() lets them finish.
+  const answering = new Set<Promise<void>>();
   const http = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+    const answer = handle(request, response).catch((error: unknown) => {
       onInternalError?.(error, 'http');
       if (!response.headersSent) reply(response, 500, 'internal error');
       else response.end();
     });
+    answering.add(answer);
+    void answer.finally(() => answering.delete(answer));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -130,10 +137,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     host,
     port: boundPort,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        http.close(() => resolve());
+      closing ??= (async () => {
+        // No new connections; idle ones end now, busy ones once their answer is written.
+        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+        http.closeIdleConnections();
+        await Promise.allSettled([...answering]);
         http.closeAllConnections();
-      });
+        await closed;
+      })();
       return closing;
     },
   };

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { MnemoError } from '@mnemo/core';
+import { type MemoryStore, MnemoError } from '@mnemo/core';
+import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
@@ -197,6 +198,36 @@ describe('the Streamable HTTP transport', () => {
       headers: { ...auth, host: `localhost:${server.port}` },
     });
     expect(localhost.status).toBe(200);
+  });
+
+  it('finishes the requests it is answering before it closes', async () => {
+    // A store whose writes wait at a gate: the request is in flight when close() begins.
+    const inner = createDuckDBStore({ path: ':memory:' });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const store: MemoryStore = Object.create(inner);
+    store.init = () => inner.init();
+    store.close = () => inner.close();
+    store.transaction = async (fn) => {
+      await gate;
+      return inner.transaction(fn);
+    };
+    const { engine } = await openEngine({ store });
+    const server = await startHttpServer({ engine, tokens });
+    onCleanup(() => server.close());
+    const client = await connectHttp(server.url, TOKEN_A);
+    const answer = call(client, 'mnemo.remember', { content: 'written while closing' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = server.close();
+    open();
+    const result = await answer;
+    await closed;
+    expect(result.isError).toBe(false);
+    expect((await engine.as('agent-a').recall({ query: 'closing' })).hits).toHaveLength(1);
+    // Closed: a new request is refused.
+    await expect(connectHttp(server.url, TOKEN_A)).rejects.toThrow();
   });
 
   it('will not listen on a non-loopback host unless allowed', async () => {
