@@ -15,6 +15,18 @@ export const CLI = resolve(import.meta.dirname, '../dist/cli.js');
 
 export const START = '2026-01-01T00:00:00.000Z';
 
+/** A client's first JSON-RPC request, for tests that speak the protocol by hand. */
+export const INITIALIZE_REQUEST = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+};
+
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();

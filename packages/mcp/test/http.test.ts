@@ -11,7 +11,15 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { CORE_TOOLS, parseTokenConfig, startHttpServer } from '../src/index.js';
-import { call, ok, onCleanup, openEngine, serveHttp, tempDir } from './fixture.js';
+import {
+  call,
+  INITIALIZE_REQUEST,
+  ok,
+  onCleanup,
+  openEngine,
+  serveHttp,
+  tempDir,
+} from './fixture.js';
 
 const TOKEN_A = 'token-for-agent-a-0123456789';
 const TOKEN_B = 'token-for-agent-b-0123456789';
@@ -41,16 +49,7 @@ async function connectHttp(url: string, token: string | undefined): Promise<Clie
   return client;
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-});
+const INITIALIZE = JSON.stringify(INITIALIZE_REQUEST);
 
 /** A raw HTTP request (node:http, so that any Host header can be sent). */
 function raw(

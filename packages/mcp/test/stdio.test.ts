@@ -3,7 +3,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { CORE_TOOLS, PLAN_TOOLS } from '../src/index.js';
-import { CLI, call, mnemo, mnemoJson, ok, onCleanup, tempDir } from './fixture.js';
+import {
+  CLI,
+  call,
+  INITIALIZE_REQUEST,
+  mnemo,
+  mnemoJson,
+  ok,
+  onCleanup,
+  tempDir,
+} from './fixture.js';
 
 /** Spawns the built `mnemo serve` over stdio, as an MCP client application would. */
 async function spawnServer(args: readonly string[]) {
@@ -34,16 +43,7 @@ describe('mnemo serve over stdio (the built binary, spawned)', () => {
     const db = join(tempDir(), 'piped.duckdb');
     const store = `duckdb:${db}`;
     const requests = [
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'pipe', version: '1' },
-        },
-      },
+      INITIALIZE_REQUEST,
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       ...['one', 'two', 'three'].map((n, i) => ({
         jsonrpc: '2.0',
