@@ -193,4 +193,30 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${s}.mnemo_records SET (toast_tuple_target = 8160)`,
     ],
   },
+  {
+    version: 5,
+    name: 'document frequencies and term bounds per owner and scope',
+    statements: (s) => [
+      // What a lexical search needs to know of a term before reading its postings: how many
+      // postings it has (document frequency) and the largest tf and smallest document length
+      // among them (so an upper bound of its BM25 term score), per owner and scope, for the
+      // postings without an expiry (those with one are counted at query time, as in
+      // mnemo_lexical_stats). Kept in the write transactions. df goes down when postings are
+      // deleted; max_tf and min_length do not, so they stay bounds, only looser.
+      `CREATE TABLE ${s}.mnemo_term_stats (
+        term text COLLATE "C" NOT NULL,
+        agent_id text NOT NULL,
+        org_key text NOT NULL,
+        scope text NOT NULL,
+        df bigint NOT NULL,
+        max_tf integer NOT NULL,
+        min_length integer NOT NULL,
+        PRIMARY KEY (term, agent_id, org_key, scope)
+      )`,
+      `INSERT INTO ${s}.mnemo_term_stats
+         SELECT term, agent_id, org_key, scope, count(*), max(tf), min(doc_length) FROM ${s}.mnemo_postings
+         WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4`,
+      `CREATE INDEX mnemo_postings_expiring ON ${s}.mnemo_postings (term) WHERE expires_at IS NOT NULL`,
+    ],
+  },
 ];

@@ -98,21 +98,29 @@ const noFilters = (query: LexicalQuery) =>
 
 /**
  * BM25 (see the port). Without filters, from the postings and the statistics
- * table alone (`lexicalFromPostings`); with filters, over the records.
+ * tables alone: first pruned (`lexicalPruned`), else in full
+ * (`lexicalFromPostings`); with filters, over the records.
  */
-export function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  return noFilters(query) ? lexicalFromPostings(s, query) : lexicalOverRecords(s, query);
+export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  if (!noFilters(query)) return lexicalOverRecords(s, query);
+  return (await lexicalPruned(s, query)) ?? lexicalFromPostings(s, query);
 }
+
+/** BM25's term score of a posting (`tf`, `dl`) in a term of inverse document frequency `idf`, with `stats` as `st`. */
+function termScore(p: Params, idf: string, tf: string, dl: string): string {
+  const k1 = p.add(BM25_K1, '::float8');
+  const b = p.add(BM25_B, '::float8');
+  return `${idf} * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (1 - ${b} + ${b} * ${dl} / st.avgdl))`;
+}
+
+const inverseDocumentFrequency = (df: string) => `ln(1 + (st.n - ${df} + 0.5) / (${df} + 0.5))`;
 
 /** BM25 scores of the hits of `hits` (a CTE of record_id, term, tf, dl) with `stats` (n, avgdl), top `limit` rows. */
 function scoreAndFetch(s: Session, p: Params, limit: number): string {
-  const k1 = p.add(BM25_K1, '::float8');
-  const b = p.add(BM25_B, '::float8');
   return `df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
-              ${rounded(`sum(ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5))
-                  * h.tf * (${k1} + 1) / (h.tf + ${k1} * (1 - ${b} + ${b} * h.dl / st.avgdl)))`)} AS score
+              ${rounded(`sum(${termScore(p, inverseDocumentFrequency('d.df'), 'h.tf', 'h.dl')})`)} AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
      ),
@@ -121,37 +129,41 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
        SELECT record_id, score FROM scored ORDER BY score DESC, record_id COLLATE "C" ASC
        LIMIT ${p.add(limit, '::int')}
      )
-     SELECT ${RECORD_COLUMNS}, top.score
-     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.record_id
-     ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
+     ${fetchTop(s)}`;
 }
 
+/** The rows of the records of `top` (a CTE of record_id, score), best first. */
+const fetchTop = (s: Session) => `SELECT ${RECORD_COLUMNS}, top.score
+     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.record_id
+     ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
+
 /**
- * BM25 without filters, touching only the query's postings: each posting
- * carries its record's owner, scope, expiry and length, so the visibility
- * rule is applied to the postings themselves (a shared record through the
- * caller's live grants), and N and avgdl come from `mnemo_lexical_stats`
- * plus the visible records that have an expiry or are shared with the caller
- * (both usually few). Same scores as `lexicalOverRecords`.
+ * What a search over the postings alone needs of the caller's visibility:
+ * the CTEs `granted` (the ids of the records shared with the caller by a
+ * live grant) and `stats` (n, avgdl: the visible, non-plan records' count
+ * and mean length, from `mnemo_lexical_stats` plus the visible records that
+ * have an expiry or are shared with the caller, both usually few), and the
+ * visibility rule as a predicate on a posting (which carries its record's
+ * owner, scope and expiry).
  */
-async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  const p = new Params();
-  const v = query.visibility;
+function postingVisibility(s: Session, p: Params, v: Visibility) {
   const agent = p.add(v.agentId, '::text');
   const orgKey = p.add(v.orgId ?? '', '::text');
   const now = p.time(v.now);
   const owns = (r: string) =>
     `(${r}.agent_id = ${agent} AND ${sameOrg(p, `${r}.org_id`, v.orgId)})`;
-  const rows = await s.all(
-    `WITH granted AS MATERIALIZED (
+  /** Owned, global or public in the caller's org: what the statistics tables count by key. */
+  const countedByKey = (t: string) =>
+    `((${t}.agent_id = ${agent} AND ${t}.org_key = ${orgKey}) OR ${t}.scope = 'global'
+      OR (${t}.scope = 'public' AND ${t}.org_key = ${orgKey}))`;
+  const ctes = `granted AS MATERIALIZED (
        SELECT g.record_id FROM ${s.schema}.mnemo_grants g
        WHERE g.grantee_agent_id = ${agent} AND ${sameOrg(p, 'g.grantee_org_id', v.orgId)}
          AND (g.expires_at IS NULL OR g.expires_at > ${now})
      ),
      counted AS (
        SELECT st.records AS n, st.total_length AS len FROM ${s.schema}.mnemo_lexical_stats st
-       WHERE (st.agent_id = ${agent} AND st.org_key = ${orgKey}) OR st.scope = 'global'
-          OR (st.scope = 'public' AND st.org_key = ${orgKey})
+       WHERE ${countedByKey('st')}
        UNION ALL
        SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
        WHERE r.expires_at IS NOT NULL AND r.deleted_at IS NULL AND NOT r.is_plan AND r.expires_at > ${now}
@@ -165,7 +177,23 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
        SELECT coalesce(sum(n), 0)::float8 AS n,
               CASE WHEN coalesce(sum(n), 0) = 0 THEN 0 ELSE (sum(len)::numeric / sum(n))::float8 END AS avgdl
        FROM counted
-     ),
+     )`;
+  const live = (po: string) => `(${po}.expires_at IS NULL OR ${po}.expires_at > ${now})`;
+  const visible = (po: string) =>
+    `(${countedByKey(po)} OR (${po}.scope = 'shared' AND ${po}.record_id IN (SELECT record_id FROM granted)))`;
+  return { ctes, now, agent, orgKey, countedByKey, live, visible };
+}
+
+/**
+ * BM25 without filters, touching only the query's postings: the visibility
+ * rule is applied to the postings themselves, and N and avgdl come from the
+ * statistics (see `postingVisibility`). Same scores as `lexicalOverRecords`.
+ */
+async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const v = postingVisibility(s, p, query.visibility);
+  const rows = await s.all(
+    `WITH ${v.ctes},
      -- Read twice from the covering index (document frequencies, then scores) rather than
      -- materialized: writing ~35,000 matches to a tuplestore and reading it back twice cost
      -- more than the second index-only scan, and inlined, the term order of the index feeds
@@ -173,15 +201,123 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
      hits AS NOT MATERIALIZED (
        SELECT po.record_id, po.term, po.tf::float8 AS tf, po.doc_length::float8 AS dl
        FROM ${s.schema}.mnemo_postings po
-       WHERE po.term = ANY(${p.texts(query.terms)}) AND (po.expires_at IS NULL OR po.expires_at > ${now})
-         AND ((po.agent_id = ${agent} AND po.org_key = ${orgKey}) OR po.scope = 'global'
-              OR (po.scope = 'public' AND po.org_key = ${orgKey})
-              OR (po.scope = 'shared' AND po.record_id IN (SELECT record_id FROM granted)))
+       WHERE po.term = ANY(${p.texts(query.terms)}) AND ${v.live('po')} AND ${v.visible('po')}
      ),
      ${scoreAndFetch(s, p, query.limit)}`,
     p,
   );
   return rows.map(toScored);
+}
+
+/**
+ * BM25 without filters by pruning (MaxScore): `lexicalFromPostings`' result,
+ * or null when pruning cannot settle it (then that query runs).
+ *
+ * The common terms of a query (in more than one visible record in 20) hold
+ * most of its postings and add little to a score. Their document
+ * frequencies, and a bound of their term score, come from `mnemo_term_stats`
+ * instead of their postings. Only the other (essential) terms' postings are
+ * read. Their records' partial scores give a floor (the limit-th best), and
+ * a record whose partial score plus its common terms' bounds (at its own
+ * length) cannot reach that floor is dropped. The rest, usually a few dozen,
+ * are scored in full from their own postings, in term order as the full
+ * query adds them, so the scores are the same doubles. The result stands
+ * when the limit-th of them scores above the sum of the common terms'
+ * bounds, which is all a record matching only common terms can reach.
+ * Otherwise, or when too many records are left to score one by one (each
+ * costs about as much as 60 postings read in bulk), the full query runs.
+ */
+async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRecord[] | null> {
+  const p = new Params();
+  const v = postingVisibility(s, p, query.visibility);
+  const terms = p.texts(query.terms);
+  const limit = p.add(query.limit, '::int');
+  const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
+  // Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last
+  // bits of sums added in another order.
+  const margin = '1e-9';
+  /** The rounded full scores of the records of `ids` (a CTE of record_id), from their own postings, summed in term order. */
+  const fullScores = (ids: string, condition = 'true') =>
+    `SELECT po.record_id,
+            ${rounded(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
+     FROM ${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id
+       JOIN weights w ON w.term = po.term CROSS JOIN stats st
+     WHERE ${condition} AND po.term = ANY(${terms})
+     GROUP BY po.record_id`;
+  const rows = await s.all(
+    `WITH ${v.ctes},
+     -- Visible postings of the query's terms that mnemo_term_stats does not count: with an
+     -- expiry, or shared with the caller (as in \`counted\`).
+     uncounted AS MATERIALIZED (
+       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
+       WHERE po.term = ANY(${terms}) AND po.expires_at IS NOT NULL AND po.expires_at > ${v.now}
+         AND ${v.countedByKey('po')}
+       UNION ALL
+       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
+       WHERE po.record_id IN (SELECT record_id FROM granted) AND po.term = ANY(${terms})
+         AND po.scope = 'shared' AND NOT (po.agent_id = ${v.agent} AND po.org_key = ${v.orgKey})
+         AND ${v.live('po')}
+     ),
+     terms AS MATERIALIZED (
+       SELECT t.term, sum(t.df)::float8 AS df, max(t.tf)::float8 AS tf, min(t.dl)::float8 AS dl FROM (
+         SELECT ts.term, ts.df, ts.max_tf AS tf, ts.min_length AS dl FROM ${s.schema}.mnemo_term_stats ts
+         WHERE ts.term = ANY(${terms}) AND ${v.countedByKey('ts')}
+         UNION ALL
+         SELECT term, 1, tf, doc_length FROM uncounted
+       ) t GROUP BY t.term HAVING sum(t.df) > 0
+     ),
+     weights AS MATERIALIZED (
+       SELECT t.term, t.df, t.tf, ${inverseDocumentFrequency('t.df')} AS idf,
+              ${score(inverseDocumentFrequency('t.df'), 't.tf', 't.dl')} AS bound,
+              (t.df <= st.n / 20 OR t.df = min(t.df) OVER ()) AS essential
+       FROM terms t CROSS JOIN stats st
+     ),
+     common AS MATERIALIZED (
+       SELECT coalesce(sum(bound) FILTER (WHERE NOT essential), 0) AS bound,
+              coalesce(array_agg(term) FILTER (WHERE essential), '{}') AS essential
+       FROM weights
+     ),
+     partial AS MATERIALIZED (
+       SELECT po.record_id, min(po.doc_length)::float8 AS dl,
+              sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')}) AS score
+       FROM ${s.schema}.mnemo_postings po JOIN weights w ON w.term = po.term CROSS JOIN stats st
+       WHERE po.term = ANY((SELECT essential FROM common)::text[]) AND ${v.live('po')} AND ${v.visible('po')}
+       GROUP BY po.record_id
+     ),
+     -- The limit best partial scores' records, scored in full: the limit-th of those full
+     -- scores is a floor for the result (far above the limit-th partial score when the
+     -- common terms weigh in).
+     seeds AS MATERIALIZED (SELECT record_id FROM partial ORDER BY score DESC LIMIT ${limit}),
+     seeded AS MATERIALIZED (${fullScores('seeds')}),
+     floor AS MATERIALIZED (
+       SELECT CASE WHEN (SELECT count(*) FROM seeded) = ${limit} THEN (SELECT min(score) FROM seeded) ELSE 0 END AS score
+     ),
+     candidates AS MATERIALIZED (
+       SELECT pa.record_id FROM partial pa CROSS JOIN floor f CROSS JOIN stats st
+       WHERE pa.score + (SELECT bound FROM common) >= f.score - ${margin}
+         AND pa.score + (SELECT coalesce(sum(${score('w.idf', 'w.tf', 'pa.dl')}), 0) FROM weights w WHERE NOT w.essential)
+             >= f.score - ${margin}
+     ),
+     few AS MATERIALIZED (
+       SELECT count(*) <= 64 OR count(*) * 60 <= (SELECT sum(df) FROM weights) AS yes FROM candidates
+     ),
+     top AS MATERIALIZED (
+       ${fullScores('candidates', '(SELECT yes FROM few)')}
+       ORDER BY score DESC, po.record_id COLLATE "C" ASC
+       LIMIT ${limit}
+     ),
+     settled AS MATERIALIZED (
+       SELECT (SELECT yes FROM few) AND ((SELECT bound FROM common) = 0
+         OR ((SELECT count(*) FROM top) = ${limit}
+             AND (SELECT min(score) FROM top) > (SELECT bound FROM common) + ${margin})) AS yes
+     )
+     SELECT settled.yes AS settled, t.* FROM settled
+     LEFT JOIN (${fetchTop(s)}) t ON settled.yes
+     ORDER BY t.score DESC, t.id COLLATE "C" ASC`,
+    p,
+  );
+  if (rows[0]?.settled !== true) return null;
+  return rows.filter((row) => row.id !== null).map(toScored);
 }
 
 /** BM25 over the visible, filtered records (the general path). */
@@ -613,14 +749,12 @@ export async function insertRecords(
        JOIN src x ON x.n = t.n`,
     );
   }
-  const stats = addLexicalStats(
-    s,
-    p,
-    inputs.filter(
-      ({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.expiresAt === null,
-    ),
+  const counted = inputs.filter(
+    ({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.expiresAt === null,
   );
-  if (stats !== null) statements.push(stats);
+  for (const statement of [addLexicalStats(s, p, counted), addTermStats(s, p, counted)]) {
+    if (statement !== null) statements.push(statement);
+  }
   const last = statements.pop() as string;
   const writes = statements.map((statement, index) => `, w${index} AS (${statement})`).join('');
   await s.execPrepared(`WITH src AS (${source})${writes} ${last}`, p);
@@ -660,6 +794,63 @@ function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): s
 }
 
 /**
+ * The statement adding the postings of records (live, non-plan, without
+ * expiry) to `mnemo_term_stats`; null when none.
+ */
+function addTermStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
+  const groups = new Map<
+    string,
+    { term: string; agent: string; org: string; scope: string; df: number; tf: number; len: number }
+  >();
+  for (const { record: r, terms, docLength } of inputs) {
+    const org = r.orgId ?? '';
+    for (const { term, tf } of terms) {
+      const key = JSON.stringify([term, r.agentId, org, r.scope]);
+      const group = groups.get(key);
+      if (group === undefined) {
+        groups.set(key, { term, agent: r.agentId, org, scope: r.scope, df: 1, tf, len: docLength });
+      } else {
+        group.df += 1;
+        group.tf = Math.max(group.tf, tf);
+        group.len = Math.min(group.len, docLength);
+      }
+    }
+  }
+  if (groups.size === 0) return null;
+  const rows = [...groups.values()];
+  const ints = (values: number[], type: string) => p.add(values, `::${type}[]`);
+  return upsertTermStats(
+    s,
+    `SELECT * FROM unnest(${p.texts(rows.map((g) => g.term))}, ${p.texts(rows.map((g) => g.agent))},
+       ${p.texts(rows.map((g) => g.org))}, ${p.texts(rows.map((g) => g.scope))},
+       ${ints(
+         rows.map((g) => g.df),
+         'bigint',
+       )}, ${ints(
+         rows.map((g) => g.tf),
+         'int',
+       )}, ${ints(
+         rows.map((g) => g.len),
+         'int',
+       )}) AS t(term, agent_id, org_key, scope, df, max_tf, min_length)`,
+  );
+}
+
+/**
+ * Adds the rows of `source` (term, agent_id, org_key, scope, df, max_tf,
+ * min_length) to `mnemo_term_stats`, in key order, so that writers adding
+ * and removing postings lock these rows in one order and never deadlock.
+ */
+function upsertTermStats(s: Session, source: string): string {
+  return `INSERT INTO ${s.schema}.mnemo_term_stats AS ts (term, agent_id, org_key, scope, df, max_tf, min_length)
+     SELECT * FROM (${source}) x
+     ORDER BY x.term COLLATE "C", x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C"
+     ON CONFLICT (term, agent_id, org_key, scope) DO UPDATE
+       SET df = ts.df + excluded.df, max_tf = greatest(ts.max_tf, excluded.max_tf),
+           min_length = least(ts.min_length, excluded.min_length)`;
+}
+
+/**
  * Takes records out of `mnemo_lexical_stats` before they are deleted or
  * redacted: those that are still counted (live, non-plan, without expiry).
  * Call after `lockRecords`.
@@ -694,9 +885,22 @@ export async function lockRecords(s: Session, ids: readonly string[]): Promise<v
   );
 }
 
+/** Deletes the records' postings and takes those without an expiry out of `mnemo_term_stats`. */
 async function deletePostings(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
-  await s.exec(`DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})`, p);
+  // A negative df, and bounds that leave the row's own as they are.
+  await s.exec(
+    `WITH gone AS (
+       DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})
+       RETURNING term, agent_id, org_key, scope, expires_at
+     )
+     ${upsertTermStats(
+       s,
+       `SELECT term, agent_id, org_key, scope, -count(*), 0, ${2 ** 31 - 1} FROM gone
+        WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4`,
+     )}`,
+    p,
+  );
 }
 
 export async function deleteRecords(

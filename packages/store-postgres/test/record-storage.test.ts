@@ -29,6 +29,22 @@ async function recordsTable(schema: string) {
   return rows[0] as { reloptions: string[] | null; toast_bytes: string; widest_row: number | null };
 }
 
+/** mnemo_term_stats' rows as [term, agent, org key, scope, df, max tf, min length], in key order. */
+async function termStats(schema: string) {
+  const { rows } = await adminQuery(
+    `SELECT * FROM "${schema}".mnemo_term_stats ORDER BY term, agent_id, org_key, scope`,
+  );
+  return rows.map((r) => [
+    r.term,
+    r.agent_id,
+    r.org_key,
+    r.scope,
+    Number(r.df),
+    r.max_tf,
+    r.min_length,
+  ]);
+}
+
 describePostgres('record storage', () => {
   it('keeps a record with a 384-dimensional embedding whole in its page, not in TOAST', async () => {
     const schema = uniqueSchema('storage');
@@ -90,18 +106,79 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 4', async () => {
+  it('migrates a schema from version 3 to 5', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
-    await (await openEngine(schema)).close();
+    const engine = await openEngine(schema);
+    const a = engine.as('agent-a');
+    await a.remember({ content: 'walking the dog, walking the cat' });
+    await a.remember({ content: 'the dog sleeps' });
+    await a.remember({ content: 'a dog for a day', expiresAt: new Date(Date.now() + 3_600_000) });
+    await engine.as('agent-b').remember({ content: 'dog', scope: 'global' });
+    await engine.close();
+    cleanup.pop();
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
-    await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version = 4`);
+    await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
+    await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
+    await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version >= 4`);
     expect((await recordsTable(schema)).reloptions).toBeNull();
     await openEngine(schema);
     expect((await recordsTable(schema)).reloptions).toEqual(['toast_tuple_target=8160']);
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5]);
+    // The postings without an expiry, counted per term, owner and scope.
+    expect(await termStats(schema)).toEqual([
+      ['cat', 'agent-a', '', 'private', 1, 1, 4],
+      ['dog', 'agent-a', '', 'private', 2, 1, 2],
+      ['dog', 'agent-b', '', 'global', 1, 1, 1],
+      ['sleep', 'agent-a', '', 'private', 1, 1, 2],
+      ['walk', 'agent-a', '', 'private', 1, 2, 4],
+    ]);
+  });
+
+  it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {
+    const schema = uniqueSchema('term_stats');
+    cleanup.push(() => dropSchema(schema));
+    const engine = await openEngine(schema);
+    const a = engine.as('agent-a', { orgId: 'acme' });
+    const later = new Date(Date.now() + 3_600_000);
+    const ids: string[] = [];
+    for (const [i, content] of [
+      'red apples and green apples',
+      'green tea',
+      'red wine, red roses',
+      'apples in a pie',
+      'tea with apples',
+    ].entries()) {
+      ids.push((await a.remember({ content, scope: i % 2 === 0 ? 'private' : 'public' })).id);
+    }
+    await a.rememberMany([
+      { content: 'red tea', expiresAt: later },
+      { content: 'green apples', scope: 'global' },
+    ]);
+    await a.forget({ ids: [ids[0] as string], mode: 'soft' });
+    await a.forget({ ids: [ids[1] as string], mode: 'hard' });
+    await a.forget({ ids: [ids[2] as string], mode: 'redact' });
+    const fromPostings = await adminQuery(
+      `SELECT term, agent_id, org_key, scope, count(*)::int AS df
+       FROM "${schema}".mnemo_postings WHERE expires_at IS NULL
+       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+    );
+    const counted = (await termStats(schema)).filter((row) => row[4] !== 0);
+    expect(counted.map((row) => row.slice(0, 5))).toEqual(
+      fromPostings.rows.map((r) => [r.term, r.agent_id, r.org_key, r.scope, r.df]),
+    );
+    // The remaining records: 'apples in a pie' (public), 'tea with apples' (private),
+    // 'green apples' (global); bounds never tighten when postings go.
+    expect(counted).toEqual([
+      ['appl', 'agent-a', 'acme', 'global', 1, 1, 2],
+      ['appl', 'agent-a', 'acme', 'private', 1, 2, 2],
+      ['appl', 'agent-a', 'acme', 'public', 1, 1, 2],
+      ['green', 'agent-a', 'acme', 'global', 1, 1, 2],
+      ['pie', 'agent-a', 'acme', 'public', 1, 1, 2],
+      ['tea', 'agent-a', 'acme', 'private', 1, 1, 2],
+    ]);
   });
 });

@@ -66,6 +66,71 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       expect(result.hits.every((hit) => hit.record.agentId === 'agent-a')).toBe(true);
     });
 
+    it('ranks as the reference when common terms hold most postings, as records come and go', async () => {
+      const { engine, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      // "alpha" in every record, "beta" in one in four, "gamma" and "delta" rare: the common
+      // terms of a query hold most of its postings and add little to a score.
+      const docs: { id: string; content: string }[] = [];
+      const mine = async (content: string, expiresAt?: Date) => {
+        const { id } = await a.remember({ content, ...(expiresAt && { expiresAt }) });
+        docs.push({ id, content });
+        return id;
+      };
+      for (let i = 0; i < 40; i += 1) {
+        const words = ['alpha', 'note', `n${i}`];
+        if (i % 4 === 0) words.push('beta');
+        if (i % 4 === 0 && i % 8 === 0) words.push('alpha', 'beta');
+        if (i === 7 || i === 30) words.push('gamma');
+        if (i === 12) words.push('delta');
+        // Longer, so a lower score for gamma than i = 7, but more in all with beta.
+        if (i === 30) words.push('beta', 'beta');
+        await mine(words.join(' '));
+      }
+      await mine('alpha gamma gamma', new Date(clock.now().getTime() + 1000));
+      // Shared with a, so visible to it, and never counted in a's own statistics.
+      const theirs = {
+        id: (await b.remember({ content: 'beta gamma alpha', scope: 'shared' })).id,
+        content: 'beta gamma alpha',
+      };
+      await b.share({ recordId: theirs.id, with: ['agent-a'] });
+      await b.remember({ content: 'gamma gamma delta beta' });
+      const queries = [
+        'alpha gamma',
+        'gamma beta',
+        'alpha beta delta',
+        'alpha beta',
+        'alpha',
+        'note alpha',
+      ];
+      const check = async (visible: { id: string; content: string }[]) => {
+        for (const query of queries) {
+          for (const limit of [1, 2, 3, 5, 100]) {
+            const result = await a.recall({ query, strategy: 'lexical', limit });
+            const expected = bm25Reference(visible, query).slice(0, limit);
+            expect({ query, limit, ids: result.hits.map((hit) => hit.record.id) }).toEqual({
+              query,
+              limit,
+              ids: expected.map((e) => e.id),
+            });
+            for (const [i, hit] of result.hits.entries()) {
+              expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9);
+            }
+          }
+        }
+      };
+      await check([...docs, theirs]);
+      clock.advance(1000);
+      const live = docs.filter((doc) => doc.content !== 'alpha gamma gamma');
+      await check([...live, theirs]);
+      const gone = [live[7]?.id, live[0]?.id, live[12]?.id] as string[];
+      await a.forget({ ids: [gone[0] as string], mode: 'soft' });
+      await a.forget({ ids: [gone[1] as string], mode: 'hard' });
+      await a.forget({ ids: [gone[2] as string], mode: 'redact' });
+      await check([...live.filter((doc) => !gone.includes(doc.id)), theirs]);
+    });
+
     it('returns nothing for a query of stop words only, and respects the limit', async () => {
       const { engine } = await h.open();
       const a = engine.as('agent-a');
