@@ -910,8 +910,11 @@ export async function deleteRecords(
   at: Date,
 ): Promise<void> {
   await lockRecords(s, ids);
-  await removeLexicalStats(s, ids);
+  // mnemo_term_stats before mnemo_lexical_stats, the order in which a write of new records
+  // locks them (insertRecords' statement runs its main query, the term statistics, first,
+  // then its data-modifying CTEs from the last to the first).
   await deletePostings(s, ids);
+  await removeLexicalStats(s, ids);
   if (mode === 'hard') await forgetPlans(s, ids);
   else await forgetPlanStats(s, ids);
   const p = new Params();
@@ -935,8 +938,8 @@ export async function redactRecords(
   at: Date,
 ): Promise<void> {
   await lockRecords(s, ids);
-  await removeLexicalStats(s, ids);
   await deletePostings(s, ids);
+  await removeLexicalStats(s, ids);
   await forgetPlans(s, ids);
   const p = new Params();
   const time = p.time(at);
