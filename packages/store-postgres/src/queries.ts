@@ -217,9 +217,10 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
  * most of its postings and add little to a score. Their document
  * frequencies, and a bound of their term score, come from `mnemo_term_stats`
  * instead of their postings. Only the other (essential) terms' postings are
- * read. Their records' partial scores give a floor (the limit-th best), and
+ * read, giving their records partial scores. The records of the limit best
+ * partial scores, scored in full, give a floor (the limit-th of those), and
  * a record whose partial score plus its common terms' bounds (at its own
- * length) cannot reach that floor is dropped. The rest, usually a few dozen,
+ * length) cannot reach that floor is dropped. The rest, usually about 100,
  * are scored in full from their own postings, in term order as the full
  * query adds them, so the scores are the same doubles. The result stands
  * when the limit-th of them scores above the sum of the common terms'
