@@ -233,6 +233,14 @@ class DuckDBStore implements MemoryStore {
       'SELECT coalesce(max(version), 0) AS version FROM mnemo_migrations',
     );
     const current = Number(row?.version ?? 0);
+    const known = MIGRATIONS.at(-1)?.version ?? 0;
+    if (current > known) {
+      // Code that does not know a table would write past it: the file is for newer code only.
+      throw new MnemoError(
+        'STORE_UNAVAILABLE',
+        `${this.options.path} is at schema version ${current}; this @mnemo/store-duckdb knows versions up to ${known}: upgrade it`,
+      );
+    }
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
       await this.inTransaction(writer, async () => {

@@ -148,6 +148,40 @@ describe('DuckDB file store', () => {
     await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
+  it('refuses a file of a schema version newer than it knows, and opens again once that is undone', async () => {
+    const path = file('v.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    await first.engine.as('agent-a').remember({ content: 'written by this version' });
+    await first.store.close();
+    const versions = async (sql: string) => {
+      const instance = await DuckDBInstance.create(path);
+      const connection = await instance.connect();
+      await connection.run(sql);
+      const rows = (
+        await connection.runAndReadAll('SELECT version FROM mnemo_migrations ORDER BY version')
+      ).getRowObjectsJS();
+      connection.closeSync();
+      instance.closeSync();
+      return rows.map((row) => Number(row.version));
+    };
+    const known = await versions(
+      "INSERT INTO mnemo_migrations (version, name) VALUES (99, 'later')",
+    );
+    const second = open(path);
+    const error = await second.store.init().catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `${path} is at schema version 99; this @mnemo/store-duckdb knows versions up to ${known.at(-2)}: upgrade it`,
+    });
+    expect(await versions('DELETE FROM mnemo_migrations WHERE version = 99')).toEqual(
+      known.slice(0, -1),
+    );
+    const third = open(path);
+    await third.engine.init();
+    expect((await third.engine.verifyAudit()).events).toBe(1);
+  });
+
   it('redaction erases the content and metadata from the row and the index, keeping the hash', async () => {
     const path = file('r.duckdb');
     const { engine, store } = open(path);

@@ -205,6 +205,15 @@ class PostgresStore implements MemoryStore {
       `SELECT coalesce(max(version), 0) AS version FROM ${this.schema}.mnemo_migrations`,
     );
     const current = Number(row?.version ?? 0);
+    const known = MIGRATIONS.at(-1)?.version ?? 0;
+    if (current > known) {
+      // Code that does not know a table would write past it (lexical search relies on
+      // mnemo_term_stats being exact, for one): the schema is for newer code only.
+      throw new MnemoError(
+        'STORE_UNAVAILABLE',
+        `schema "${this.schemaName}" is at version ${current}; this @mnemo/store-postgres knows versions up to ${known}: upgrade it`,
+      );
+    }
     const vector = current === 0 ? await this.chooseVectorColumn(s) : { kind: 'array' as const };
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;

@@ -138,6 +138,26 @@ describePostgres('record storage', () => {
     ]);
   });
 
+  it('refuses a schema of a version newer than it knows, changing nothing', async () => {
+    const schema = uniqueSchema('storage');
+    cleanup.push(() => dropSchema(schema));
+    await (await openEngine(schema)).close();
+    cleanup.pop();
+    await adminQuery(
+      `INSERT INTO "${schema}".mnemo_migrations (version, name) VALUES (99, 'later')`,
+    );
+    const store = createPostgresStore({ connectionString: PG_URL as string, schema });
+    await expect(store.init()).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 5: upgrade it`,
+    });
+    await store.close();
+    const { rows } = await adminQuery(
+      `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
+    );
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 99]);
+  });
+
   it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {
     const schema = uniqueSchema('term_stats');
     cleanup.push(() => dropSchema(schema));
