@@ -201,8 +201,12 @@ export const MIGRATIONS: readonly Migration[] = [
       // postings it has (document frequency) and the largest tf and smallest document length
       // among them (so an upper bound of its BM25 term score), per owner and scope, for the
       // postings without an expiry (those with one are counted at query time, as in
-      // mnemo_lexical_stats). Kept in the write transactions. df goes down when postings are
-      // deleted; max_tf and min_length do not, so they stay bounds, only looser.
+      // mnemo_lexical_stats). Kept in the write transactions. When postings are deleted df goes
+      // down and max_tf and min_length stay (bounds, only looser); a row whose df reaches 0 is
+      // deleted, so no word of forgotten content stays behind.
+      // No posting may be added or deleted between the count below and the commit: a writer
+      // still running the code of version 4 does not maintain this table.
+      `LOCK TABLE ${s}.mnemo_postings IN SHARE MODE`,
       `CREATE TABLE ${s}.mnemo_term_stats (
         term text COLLATE "C" NOT NULL,
         agent_id text NOT NULL,
@@ -216,7 +220,9 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO ${s}.mnemo_term_stats
          SELECT term, agent_id, org_key, scope, count(*), max(tf), min(doc_length) FROM ${s}.mnemo_postings
          WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4`,
-      `CREATE INDEX mnemo_postings_expiring ON ${s}.mnemo_postings (term) WHERE expires_at IS NOT NULL`,
+      // The postings with an expiry, which a search counts itself: index-only.
+      `CREATE INDEX mnemo_postings_expiring ON ${s}.mnemo_postings (term)
+         INCLUDE (expires_at, tf, doc_length, agent_id, org_key, scope) WHERE expires_at IS NOT NULL`,
     ],
   },
 ];

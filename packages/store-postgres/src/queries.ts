@@ -221,12 +221,13 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
  * partial scores, scored in full, give a floor (the limit-th of those), and
  * a record whose partial score plus its common terms' bounds (at its own
  * length) cannot reach that floor is dropped. The rest, usually about 100,
- * are scored in full from their own postings, in term order as the full
- * query adds them, so the scores are the same doubles. The result stands
+ * are scored in full from their own postings, summed in term order (as the
+ * full query's plan over the term index adds them; either way, scores are
+ * rounded to 10 decimals before they are compared). The result stands
  * when the limit-th of them scores above the sum of the common terms'
  * bounds, which is all a record matching only common terms can reach.
- * Otherwise, or when too many records are left to score one by one (each
- * costs about as much as 60 postings read in bulk), the full query runs.
+ * Otherwise, or when scoring the records left one by one would cost more
+ * than the full query's bulk read of the postings, the full query runs.
  */
 async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRecord[] | null> {
   const p = new Params();
@@ -294,13 +295,17 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
        SELECT CASE WHEN (SELECT count(*) FROM seeded) = ${limit} THEN (SELECT min(score) FROM seeded) ELSE 0 END AS score
      ),
      candidates AS MATERIALIZED (
-       SELECT pa.record_id FROM partial pa CROSS JOIN floor f CROSS JOIN stats st
+       SELECT pa.record_id, pa.dl FROM partial pa CROSS JOIN floor f CROSS JOIN stats st
        WHERE pa.score + (SELECT bound FROM common) >= f.score - ${margin}
          AND pa.score + (SELECT coalesce(sum(${score('w.idf', 'w.tf', 'pa.dl')}), 0) FROM weights w WHERE NOT w.essential)
              >= f.score - ${margin}
      ),
+     -- Whether scoring the candidates one by one costs less than the full query's bulk read of
+     -- every posting (or little in any case): a record's lookup costs about as much as reading
+     -- 50 postings in bulk, plus its own postings (at most its length).
      few AS MATERIALIZED (
-       SELECT count(*) <= 64 OR count(*) * 60 <= (SELECT sum(df) FROM weights) AS yes FROM candidates
+       SELECT coalesce(sum(50 + dl), 0) <= greatest((SELECT sum(df) FROM weights), 4096) AS yes
+       FROM candidates
      ),
      top AS MATERIALIZED (
        ${fullScores('candidates', '(SELECT yes FROM few)')}
@@ -738,8 +743,8 @@ export async function insertRecords(
   // Postings only for live records (an imported deleted record has none anyway), each with
   // what BM25 and visibility need of its record (see migration 3), taken from `src` by the
   // record's ordinal.
-  const postings = inputs.flatMap(({ record: r, terms }, index) =>
-    r.deletedAt !== null ? [] : terms.map(({ term, tf }) => ({ term, tf, n: index + 1 })),
+  const postings = inputs.flatMap(({ record: r, terms, isPlan }, index) =>
+    r.deletedAt !== null || isPlan ? [] : terms.map(({ term, tf }) => ({ term, tf, n: index + 1 })),
   );
   if (postings.length > 0) {
     statements.push(
@@ -777,19 +782,26 @@ function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): s
     groups.set(key, group);
   }
   if (groups.size === 0) return null;
-  // Key order, so concurrent writers lock these rows in one order.
-  const rows = [...groups.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, g]) => g);
-  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
-     SELECT * FROM unnest(${p.texts(rows.map((g) => g.agent))}, ${p.texts(rows.map((g) => g.org))},
-       ${p.texts(rows.map((g) => g.scope))}, ${p.add(
-         rows.map((g) => g.n),
-         '::bigint[]',
-       )}, ${p.add(
+  const rows = [...groups.values()];
+  const counts = (values: number[]) => p.add(values, '::bigint[]');
+  return upsertLexicalStats(
+    s,
+    `SELECT * FROM unnest(${p.texts(rows.map((g) => g.agent))}, ${p.texts(rows.map((g) => g.org))},
+       ${p.texts(rows.map((g) => g.scope))}, ${counts(rows.map((g) => g.n))}, ${counts(
          rows.map((g) => g.len),
-         '::bigint[]',
-       )})
+       )}) AS t(agent_id, org_key, scope, records, total_length)`,
+  );
+}
+
+/**
+ * Adds the rows of `source` (agent_id, org_key, scope, records,
+ * total_length) to `mnemo_lexical_stats`, in key order, so that writers
+ * adding and removing records lock these rows in one order.
+ */
+function upsertLexicalStats(s: Session, source: string): string {
+  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
+     SELECT * FROM (${source}) x
+     ORDER BY x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C"
      ON CONFLICT (agent_id, org_key, scope) DO UPDATE
        SET records = st.records + excluded.records, total_length = st.total_length + excluded.total_length`;
 }
@@ -859,15 +871,13 @@ function upsertTermStats(s: Session, source: string): string {
 async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
   await s.exec(
-    `UPDATE ${s.schema}.mnemo_lexical_stats st
-     SET records = st.records - x.n, total_length = st.total_length - x.len
-     FROM (
-       SELECT agent_id, coalesce(org_id, '') AS org_key, scope, count(*) AS n, sum(doc_length) AS len
+    upsertLexicalStats(
+      s,
+      `SELECT agent_id, coalesce(org_id, '') AS org_key, scope, -count(*), -sum(doc_length)
        FROM ${s.schema}.mnemo_records
        WHERE id = ANY(${p.texts(ids)}) AND NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL
-       GROUP BY 1, 2, 3
-     ) x
-     WHERE st.agent_id = x.agent_id AND st.org_key = x.org_key AND st.scope = x.scope`,
+       GROUP BY 1, 2, 3`,
+    ),
     p,
   );
 }
@@ -886,11 +896,14 @@ export async function lockRecords(s: Session, ids: readonly string[]): Promise<v
   );
 }
 
-/** Deletes the records' postings and takes those without an expiry out of `mnemo_term_stats`. */
+/**
+ * Deletes the records' postings and takes those without an expiry out of
+ * `mnemo_term_stats`, deleting the rows whose count reaches 0.
+ */
 async function deletePostings(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
   // A negative df, and bounds that leave the row's own as they are.
-  await s.exec(
+  const emptied = await s.all(
     `WITH gone AS (
        DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})
        RETURNING term, agent_id, org_key, scope, expires_at
@@ -899,8 +912,22 @@ async function deletePostings(s: Session, ids: readonly string[]): Promise<void>
        s,
        `SELECT term, agent_id, org_key, scope, -count(*), 0, ${2 ** 31 - 1} FROM gone
         WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4`,
-     )}`,
+     )}
+     RETURNING ts.term, ts.agent_id, ts.org_key, ts.scope, ts.df`,
     p,
+  );
+  const rows = emptied.filter((row) => Number(row.df) === 0);
+  if (rows.length === 0) return;
+  // Rows this transaction has just locked, so no new lock and no new order.
+  const d = new Params();
+  const column = (name: string) => d.texts(rows.map((row) => row[name] as string));
+  await s.exec(
+    `DELETE FROM ${s.schema}.mnemo_term_stats ts
+     USING unnest(${column('term')}, ${column('agent_id')}, ${column('org_key')}, ${column('scope')})
+       AS x(term, agent_id, org_key, scope)
+     WHERE ts.term = x.term AND ts.agent_id = x.agent_id AND ts.org_key = x.org_key
+       AND ts.scope = x.scope AND ts.df = 0`,
+    d,
   );
 }
 
@@ -911,9 +938,9 @@ export async function deleteRecords(
   at: Date,
 ): Promise<void> {
   await lockRecords(s, ids);
-  // mnemo_term_stats before mnemo_lexical_stats, the order in which a write of new records
-  // locks them (insertRecords' statement runs its main query, the term statistics, first,
-  // then its data-modifying CTEs from the last to the first).
+  // mnemo_term_stats before mnemo_lexical_stats (each in key order), the order in which a
+  // write of new records locks them (insertRecords' statement runs its main query, the term
+  // statistics, first, then its data-modifying CTEs from the last to the first).
   await deletePostings(s, ids);
   await removeLexicalStats(s, ids);
   if (mode === 'hard') await forgetPlans(s, ids);
