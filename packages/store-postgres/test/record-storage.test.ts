@@ -106,7 +106,7 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 5', async () => {
+  it('migrates a schema from version 3 to 6', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -120,6 +120,7 @@ describePostgres('record storage', () => {
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
+    await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
     await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version >= 4`);
     expect((await recordsTable(schema)).reloptions).toBeNull();
     await openEngine(schema);
@@ -127,7 +128,16 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6]);
+    const indexes = await adminQuery(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
+         ('mnemo_postings_expiring', 'mnemo_records_thread') ORDER BY 1`,
+      [schema],
+    );
+    expect(indexes.rows.map((row) => row.indexname)).toEqual([
+      'mnemo_postings_expiring',
+      'mnemo_records_thread',
+    ]);
     // The postings without an expiry, counted per term, owner and scope.
     expect(await termStats(schema)).toEqual([
       ['cat', 'agent-a', '', 'private', 1, 1, 4],
@@ -149,13 +159,13 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 5: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 6: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 99]);
   });
 
   it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {
