@@ -126,16 +126,11 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
      ),
      -- The top ids first, so only they fetch their rows (content, metadata, embedding).
      top AS MATERIALIZED (
-       SELECT record_id, score FROM scored ORDER BY score DESC, record_id COLLATE "C" ASC
+       SELECT record_id AS id, score FROM scored ORDER BY score DESC, record_id COLLATE "C" ASC
        LIMIT ${p.add(limit, '::int')}
      )
-     ${fetchTop(s)}`;
+     ${rowsOfTop(s)}`;
 }
-
-/** The rows of the records of `top` (a CTE of record_id, score), best first. */
-const fetchTop = (s: Session) => `SELECT ${RECORD_COLUMNS}, top.score
-     FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.record_id
-     ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
 
 /**
  * What a search over the postings alone needs of the caller's visibility:
@@ -238,9 +233,9 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   // Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last
   // bits of sums added in another order.
   const margin = '1e-9';
-  /** The rounded full scores of the records of `ids` (a CTE of record_id), from their own postings, summed in term order. */
+  /** The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), from their own postings, summed in term order. */
   const fullScores = (ids: string, condition = 'true') =>
-    `SELECT po.record_id,
+    `SELECT po.record_id AS id,
             ${rounded(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
      FROM ${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id
        JOIN weights w ON w.term = po.term CROSS JOIN stats st
@@ -318,7 +313,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
              AND (SELECT min(score) FROM top) > (SELECT bound FROM common) + ${margin})) AS yes
      )
      SELECT settled.yes AS settled, t.* FROM settled
-     LEFT JOIN (${fetchTop(s)}) t ON settled.yes
+     LEFT JOIN (${rowsOfTop(s)}) t ON settled.yes
      ORDER BY t.score DESC, t.id COLLATE "C" ASC`,
     p,
   );

@@ -4,6 +4,7 @@ import { contentHash, dedupKey } from '../hashing.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { NewRecord } from '../ports/memory-store.js';
 import type { MemoryRecord } from '../records.js';
+import { validateLabel } from '../validation.js';
 import { embedTexts } from './embed.js';
 import {
   handleContext,
@@ -97,18 +98,5 @@ async function writeChunk(
  * check the ids they are given, so a record can always be named again.
  */
 function generatedId(ids: IdGenerator): string {
-  const id: unknown = ids();
-  if (
-    typeof id !== 'string' ||
-    id.trim().length === 0 ||
-    id.length > 256 ||
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it finds
-    /[\u0000-\u001F\u007F]|[\uD800-\uDFFF]/u.test(id)
-  ) {
-    throw invalidInput(
-      'options.ids',
-      `the id generator returned ${JSON.stringify(id)}: ids must be non-blank, at most 256 characters, without control characters`,
-    );
-  }
-  return id;
+  return validateLabel('options.ids', ids(), 256);
 }

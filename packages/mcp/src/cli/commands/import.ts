@@ -123,9 +123,7 @@ async function* parseLines(
     try {
       value = JSON.parse(line);
     } catch {
-      throw new MnemoError('INVALID_INPUT', `line ${number}: is not valid JSON`, {
-        details: { field: `line ${number}` },
-      });
+      throw badLine(number, 'is not valid JSON');
     }
     const item = exportFromJson(value, `line ${number}`);
     const { id, embedding } = item.record;
