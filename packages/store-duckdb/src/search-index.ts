@@ -6,9 +6,9 @@ import {
   type TermFrequency,
   type Visibility,
 } from '@mnemo/core';
+import { VectorCodes } from '@mnemo/core/vector-codes';
 import { GrantIndex, principalKey } from './grant-index.js';
 import { noFilters } from './sql.js';
-import { VectorCodes } from './vector-codes.js';
 
 /** What the index keeps of one live, non-plan record: what visibility and filters read. */
 export interface IndexedDocument {

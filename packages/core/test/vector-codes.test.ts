@@ -1,7 +1,7 @@
 import { cosineReference } from '@mnemo/core/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { DotKernel } from '../src/dot-kernel.js';
-import { VectorCodes } from '../src/vector-codes.js';
+import { DotKernel } from '../src/vector-codes/dot-kernel.js';
+import { VectorCodes } from '../src/vector-codes/vector-codes.js';
 
 /** A deterministic pseudo-random sequence in [0, 1). */
 function random(seed: number): () => number {
