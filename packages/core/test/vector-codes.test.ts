@@ -149,13 +149,24 @@ describe('VectorCodes', () => {
           .sort((a, b) => b.score - a.score || a.slot - b.slot)
           .slice(0, limit);
         expect(exact).toHaveLength(limit);
-        for (const { slot } of exact) expect(found).toContain(slot);
-        expect(found).toContain(8);
-        for (const slot of found) {
+        for (const { slot } of exact) expect(found.slots).toContain(slot);
+        expect(found.slots).toContain(8);
+        for (const slot of found.slots) {
           expect(visible[slot]).toBe(1);
           expect(slot === 7 || (slot % 97 === 0 && slot !== 8)).toBe(false);
         }
-        kept += found.length;
+        // What `settles` promises: the exact top reaches it, every visible record left out is
+        // below it, rounded as the stores round.
+        const rounded = (score: number) => Math.round(score * 1e10) / 1e10;
+        expect(rounded((exact[limit - 1] as { score: number }).score)).toBeGreaterThanOrEqual(
+          found.settles,
+        );
+        for (const [slot, vector] of vectors.entries()) {
+          const score = cosineReference(vector, query);
+          if (visible[slot] !== 1 || found.slots.includes(slot) || Number.isNaN(score)) continue;
+          expect(rounded(score)).toBeLessThan(found.settles);
+        }
+        kept += found.slots.length;
       }
     }
     // Far fewer than every visible record (else the search would prove nothing).
@@ -193,7 +204,7 @@ describe('VectorCodes', () => {
       codes.set(1, rival);
       expect(cosineReference(record, query)).toBeCloseTo(0.0246, 4);
       expect(cosineReference(rival, query)).toBeCloseTo(0.015, 3);
-      expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)).toContain(0);
+      expect(codes.candidates(query, Uint8Array.from([1, 1]), 2, 1)?.slots).toContain(0);
     });
   }
 
@@ -202,7 +213,7 @@ describe('VectorCodes', () => {
     codes.grow(2);
     codes.set(0, vector([1]));
     const visible = Uint8Array.from([1, 1]);
-    expect(codes.candidates(vector([1]), visible, 1, 1)).toEqual([0]);
+    expect(codes.candidates(vector([1]), visible, 1, 1)?.slots).toEqual([0]);
     const reserve = vi.spyOn(DotKernel.prototype, 'reserve').mockImplementation(() => {
       throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
     });
@@ -224,11 +235,14 @@ describe('VectorCodes', () => {
     codes.move(3, 0);
     // Slot 0 now holds (-1, 0, …): its cosine with the query is -1, below slot 1's 0.
     const visible = Uint8Array.from([1, 1, 0, 0]);
-    expect(codes.candidates(vector([1]), visible, 4, 1)).toEqual([1]);
+    expect(codes.candidates(vector([1]), visible, 4, 1)?.slots).toEqual([1]);
     expect(codes.candidates(new Float32Array(dimensions + 1).fill(1), visible, 4, 1)).toBeNull();
     expect(
       codes.candidates(new Float32Array(dimensions).fill(Number.POSITIVE_INFINITY), visible, 4, 1),
     ).toBeNull();
-    expect(new VectorCodes().candidates(vector([1]), visible, 0, 1)).toEqual([]);
+    expect(new VectorCodes().candidates(vector([1]), visible, 0, 1)).toEqual({
+      slots: [],
+      settles: Number.NEGATIVE_INFINITY,
+    });
   });
 });

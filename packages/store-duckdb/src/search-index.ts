@@ -242,8 +242,8 @@ export class SearchIndex {
     if (this.vectors === null) return null;
     const visible = this.markVisible(visibility);
     this.applyFilters(filters, visible);
-    const slots = this.vectors.candidates(vector, visible, this.ids.length, limit);
-    return slots === null ? null : slots.map((slot) => this.ids[slot] as string);
+    const found = this.vectors.candidates(vector, visible, this.ids.length, limit);
+    return found === null ? null : found.slots.map((slot) => this.ids[slot] as string);
   }
 
   /**

@@ -6,4 +6,4 @@
  */
 
 export { DotKernel } from './dot-kernel.js';
-export { VectorCodes } from './vector-codes.js';
+export { type Candidates, VectorCodes } from './vector-codes.js';

@@ -46,6 +46,21 @@ function encode(vector: ArrayLike<number>, codes: Int8Array): Coded | null {
   return { scale, norm, codedNorm: Math.sqrt(coded), lossNorm: Math.sqrt(lost) };
 }
 
+/** The slots that may be in a search's top, and what proves the rest are not (see `candidates`). */
+export interface Candidates {
+  readonly slots: number[];
+  /**
+   * Every marked slot left out scores below this, after rounding to 10
+   * decimals: the `limit`-th best lower bound less half the slack, or
+   * -Infinity when fewer than `limit` visible slots are coded. When the marked slots are exactly the
+   * visible ones, the candidates' `limit`-th exact score always reaches it;
+   * when they are more (a store that checks visibility in SQL), a
+   * `limit`-th exact score among the visible candidates at or above it
+   * proves their top is the exact top.
+   */
+  readonly settles: number;
+}
+
 /** What a vector search reads of one slot: a coded vector, none (null or zero), or one that cannot be coded. */
 const NONE = 0;
 const CODED = 1;
@@ -173,7 +188,7 @@ export class VectorCodes {
 
   /**
    * The slots among the first `slots` marked in `visible` that may be among
-   * the `limit` most similar to `query` (see the class), or null when the
+   * the `limit` most similar to `query` (see the class and `Candidates`), or null when the
    * query cannot be coded (zero, non-finite, or not the stored size), there
    * are too many, or the codes are full.
    */
@@ -182,8 +197,8 @@ export class VectorCodes {
     visible: Uint8Array,
     slots: number,
     limit: number,
-  ): number[] | null {
-    if (this.width === 0) return [];
+  ): Candidates | null {
+    if (this.width === 0) return { slots: [], settles: Number.NEGATIVE_INFINITY };
     if (this.full || query.length !== this.dimensions) return null;
     const queryCodes = new Int8Array(this.kernel.buffer, 0, this.width);
     const coded = encode(query, queryCodes);
@@ -240,7 +255,9 @@ export class VectorCodes {
       found.push(kept[k] as number);
       if (found.length > MOST_CANDIDATES) return null;
     }
-    return found.length > MOST_CANDIDATES ? null : found;
+    if (found.length > MOST_CANDIDATES) return null;
+    // A slot left out has an upper bound below the bar; rounded, it stays below bar + 1e-10.
+    return { slots: found, settles: held < limit ? bar : bar + SLACK / 2 };
   }
 }
 
