@@ -54,3 +54,18 @@ export function packVectors(vectors: readonly (Float32Array | null)[]): PackedVe
   }
   return { array, starts, lengths };
 }
+
+/**
+ * A `real[]` from `array_send`: int32 dimensions (0 for an empty array),
+ * has-nulls flag and element type, then per dimension its size and lower
+ * bound, then per element its int32 length and big-endian float4. An
+ * embedding is one-dimensional and has no NULL element.
+ */
+export function unpackArray(bytes: Buffer): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getInt32(0) === 0) return new Float32Array(0);
+  const size = view.getInt32(12);
+  const vector = new Float32Array(size);
+  for (let i = 0; i < size; i += 1) vector[i] = view.getFloat32(24 + 8 * i);
+  return vector;
+}

@@ -7,6 +7,7 @@ import {
   permissionFromLevel,
   type Scope,
 } from '@mnemo/core';
+import { unpackArray } from './binary.js';
 
 type Row = Record<string, unknown>;
 
@@ -25,7 +26,7 @@ export function rowToRecord(row: Row): MemoryRecord {
     importance: Number(row.importance),
     tags: row.tags as string[],
     metadata: row.metadata as JsonObject,
-    embedding: row.embedding === null ? null : Float32Array.from(row.embedding as number[]),
+    embedding: row.embedding === null ? null : unpackArray(row.embedding as Buffer),
     contentHash: row.content_hash as string,
     threadId: row.thread_id as string | null,
     sourceType: row.source_type as string | null,

@@ -109,7 +109,11 @@ export function filterPredicate(p: Params, f: RecordFilters, r = 'r'): string {
   return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
 }
 
-/** Columns of a record row, as `rowToRecord` reads them; the embedding as real[] whatever its type. */
+/**
+ * Columns of a record row, as `rowToRecord` reads them; the embedding as a
+ * `real[]` whatever its type, in binary (`array_send`): exact float4s with
+ * no decimal text to parse (the text of a 384-d embedding took about 50 µs).
+ */
 export const RECORD_COLUMNS = [
   'id',
   'agent_id',
@@ -131,5 +135,5 @@ export const RECORD_COLUMNS = [
   'last_accessed_at',
 ]
   .map((column) => `r.${column}`)
-  .concat('r.embedding::real[] AS embedding')
+  .concat('array_send(r.embedding::real[]) AS embedding')
   .join(', ');
