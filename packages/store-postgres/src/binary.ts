@@ -69,3 +69,12 @@ export function unpackArray(bytes: Buffer): Float32Array {
   for (let i = 0; i < size; i += 1) vector[i] = view.getFloat32(24 + 8 * i);
   return vector;
 }
+
+/** A pgvector `vector` from `vector_send`: int16 dimensions, int16 unused, then big-endian float4s. */
+export function unpackVector(bytes: Buffer): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const size = view.getInt16(0);
+  const vector = new Float32Array(size);
+  for (let i = 0; i < size; i += 1) vector[i] = view.getFloat32(4 + 4 * i);
+  return vector;
+}

@@ -235,4 +235,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX mnemo_records_thread ON ${s}.mnemo_records (thread_id) WHERE thread_id IS NOT NULL`,
     ],
   },
+  {
+    version: 7,
+    name: 'the transaction that wrote each record',
+    statements: (s) => [
+      // Which records a process's vector cache has not seen (see VectorCache): those of the
+      // transactions that had not finished at its last snapshot. Records written before this
+      // version have none; the cache reads them all when it first loads.
+      `ALTER TABLE ${s}.mnemo_records ADD COLUMN written_xid xid8`,
+      `ALTER TABLE ${s}.mnemo_records ALTER COLUMN written_xid SET DEFAULT pg_current_xact_id()`,
+      `CREATE INDEX mnemo_records_written ON ${s}.mnemo_records (written_xid) WHERE written_xid IS NOT NULL`,
+    ],
+  },
 ];

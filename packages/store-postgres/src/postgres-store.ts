@@ -1,11 +1,20 @@
-import { type MemoryStore, MnemoError, type StoreTx, serialTx } from '@mnemo/core';
+import {
+  type MemoryStore,
+  MnemoError,
+  type ScoredRecord,
+  type StoreTx,
+  serialTx,
+  type VectorQuery,
+} from '@mnemo/core';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
 import { ownPool, type PostgresClient, type PostgresPool } from './pool.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
-import { Params } from './sql.js';
+import { noFilters, Params } from './sql.js';
+import { VectorCache } from './vector-cache.js';
+import { goneRecords, loadVectorCache, refreshVectorCache } from './vector-cache-queries.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -51,6 +60,17 @@ export interface PostgresStoreOptions {
    * Default true.
    */
   createSchema?: boolean;
+  /**
+   * How a vector search without filters finds its top. `memory`: from int8
+   * codes of every embedding kept in this process (a quarter of the
+   * embeddings' size: about 40 MB for 100,000 records of 384 dimensions,
+   * loaded by the first vector search and kept current with every process's
+   * writes from then on); only the few records whose cosine can still reach
+   * the top are then scored, in SQL, exactly as the full scan scores them.
+   * `sql`: every visible embedding is scored in the database. Same results
+   * either way. Default `memory`.
+   */
+  vectorIndex?: 'memory' | 'sql';
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
   /** For the pool created from `connectionString`: connect timeout in ms (default 5,000). */
@@ -91,6 +111,9 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   if (options.vector !== undefined && !['auto', 'pgvector', 'array'].includes(options.vector)) {
     throw invalid('vector', 'must be auto, pgvector or array');
   }
+  if (options.vectorIndex !== undefined && !['memory', 'sql'].includes(options.vectorIndex)) {
+    throw invalid('vectorIndex', 'must be memory or sql');
+  }
   const dimensions = options.vectorDimensions;
   if (
     dimensions !== undefined &&
@@ -116,6 +139,11 @@ class PostgresStore implements MemoryStore {
   private dimensions: number | null = null;
   private readonly running = new Set<Promise<unknown>>();
   private readonly prepare: boolean;
+  /** The vector cache once its first load has started (see `vectorCache`). */
+  private vectorsLoading: Promise<VectorCache> | null = null;
+  /** The refresh of the vector cache running, and the one queued behind it (see `refreshVectors`). */
+  private refreshing: Promise<void> | null = null;
+  private nextRefresh: Promise<void> | null = null;
 
   constructor(
     private readonly options: PostgresStoreOptions,
@@ -276,6 +304,7 @@ class PostgresStore implements MemoryStore {
     this.closed = true;
     await this.opening?.catch(() => undefined);
     await Promise.allSettled([...this.running]);
+    (await this.vectorsLoading?.catch(() => null))?.close();
     const pool = this.pool;
     this.pool = null;
     if (pool !== null && this.options.pool === undefined) await pool.end().catch(() => undefined);
@@ -355,7 +384,78 @@ class PostgresStore implements MemoryStore {
   searchLexical: MemoryStore['searchLexical'] = (query) =>
     this.read((s) => queries.searchLexical(s, query));
   searchVector: MemoryStore['searchVector'] = (query) =>
-    this.read((s) => queries.searchVector(s, query, this.pgvector));
+    this.options.vectorIndex === 'sql' || !noFilters(query.filters)
+      ? this.read((s) => queries.searchVector(s, query, this.pgvector))
+      : this.searchVectorInMemory(query);
+
+  /**
+   * Finds the candidates on the vector cache, then has PostgreSQL check
+   * their visibility and score them as the full query would. When too few
+   * of them are visible to prove the top (a caller who sees little of the
+   * store, deleted records still cached), the deleted ones are dropped and
+   * the codes searched again; when the codes cannot tell, or after a few
+   * tries, the full query answers.
+   */
+  private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
+    const cache = await this.vectorCache();
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      await this.refreshVectors(cache);
+      const found = cache.candidates(query.visibility, query.vector, query.limit);
+      if (found === null) break;
+      if (found.ids.length === 0) return [];
+      const hits = await this.read((s) => queries.scoreVectorCandidates(s, query, found.ids));
+      const last = hits[query.limit - 1];
+      if (
+        last === undefined
+          ? found.settles === Number.NEGATIVE_INFINITY
+          : last.score >= found.settles
+      ) {
+        return hits;
+      }
+      const version = cache.version;
+      const gone = await this.read((s) => goneRecords(s, found.ids));
+      if (gone.length === 0) break;
+      cache.drop(gone, version);
+    }
+    return this.read((s) => queries.searchVector(s, query, this.pgvector));
+  }
+
+  /** The vector cache, loaded by the first call (see VectorCache). */
+  private vectorCache(): Promise<VectorCache> {
+    if (this.vectorsLoading === null) {
+      const cache = new VectorCache();
+      const load = this.read((s) => loadVectorCache(s, cache, this.pgvector)).then(() => cache);
+      this.vectorsLoading = load.catch((error) => {
+        cache.close();
+        this.vectorsLoading = null;
+        throw error;
+      });
+    }
+    return this.vectorsLoading;
+  }
+
+  /**
+   * Brings the cache up to a snapshot taken after this call: a refresh
+   * running already may have taken its snapshot before a write the caller
+   * saw commit, so the caller waits for the next one, which every caller
+   * arriving meanwhile shares.
+   */
+  private refreshVectors(cache: VectorCache): Promise<void> {
+    if (this.refreshing === null) {
+      const run = this.read((s) => refreshVectorCache(s, cache, this.pgvector));
+      this.refreshing = run.finally(() => {
+        this.refreshing = null;
+      });
+      return this.refreshing;
+    }
+    this.nextRefresh ??= this.refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.nextRefresh = null;
+        return this.refreshVectors(cache);
+      });
+    return this.nextRefresh;
+  }
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
     this.read((s) => planQueries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));

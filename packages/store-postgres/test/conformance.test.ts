@@ -14,7 +14,12 @@ import { tamperStatements } from './tamper.js';
 
 const schemas = new WeakMap<MemoryStore, string>();
 
-function suite(name: string, url: string | undefined, vector: 'array' | 'pgvector'): void {
+function suite(
+  name: string,
+  url: string | undefined,
+  vector: 'array' | 'pgvector',
+  vectorIndex: 'memory' | 'sql' = 'memory',
+): void {
   if (url === undefined) return;
   runConformanceSuite(vitest, {
     name,
@@ -24,6 +29,7 @@ function suite(name: string, url: string | undefined, vector: 'array' | 'pgvecto
         connectionString: url,
         schema,
         vector,
+        vectorIndex,
         maxConnections: 4,
       });
       schemas.set(store, schema);
@@ -43,4 +49,6 @@ function suite(name: string, url: string | undefined, vector: 'array' | 'pgvecto
 describePostgres('postgres', () => {
   suite('postgres (real[] vectors)', PG_URL, 'array');
   suite('postgres (pgvector)', PGVECTOR_URL, 'pgvector');
+  // Vector searches without filters answer from memory by default: once more scanning in SQL.
+  suite('postgres (pgvector, vector search in SQL)', PGVECTOR_URL, 'pgvector', 'sql');
 });

@@ -113,12 +113,18 @@ describe.skipIf(PGVECTOR_URL === undefined)('pgvector', () => {
         texts.map((text) => vectors.get(text) as Float32Array),
     };
     const results: unknown[] = [];
-    for (const vector of ['pgvector', 'array'] as const) {
+    const stores = [
+      ['pgvector', 'sql'],
+      ['pgvector', 'memory'],
+      ['array', 'sql'],
+    ] as const;
+    for (const [vector, vectorIndex] of stores) {
       const store = createPostgresStore({
         connectionString: PGVECTOR_URL as string,
-        schema: newSchema(`exact_${vector}`),
+        schema: newSchema(`exact_${vector}_${vectorIndex}`),
         vector,
         vectorDimensions: dimensions,
+        vectorIndex,
       });
       cleanup.push(() => store.close());
       const engine = createEngine({ store, embedder, readAuditing: false });
@@ -132,8 +138,10 @@ describe.skipIf(PGVECTOR_URL === undefined)('pgvector', () => {
       }
       results.push(answers);
     }
-    const [pgvector, array] = results as [[string, number][][], [string, number][][]];
+    type Answers = [string, number][][];
+    const [pgvector, memory, array] = results as [Answers, Answers, Answers];
     expect(pgvector).toEqual(array);
+    expect(memory).toEqual(array);
     // The permutations tie at the top: in id order, with one score.
     for (const answer of pgvector) {
       expect(answer.map(([content]) => content)).toEqual(

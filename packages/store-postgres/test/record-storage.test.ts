@@ -106,7 +106,7 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 6', async () => {
+  it('migrates a schema from version 3 to 7', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -121,6 +121,7 @@ describePostgres('record storage', () => {
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
+    await adminQuery(`ALTER TABLE "${schema}".mnemo_records DROP COLUMN written_xid`);
     await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version >= 4`);
     expect((await recordsTable(schema)).reloptions).toBeNull();
     await openEngine(schema);
@@ -128,15 +129,16 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
-         ('mnemo_postings_expiring', 'mnemo_records_thread') ORDER BY 1`,
+         ('mnemo_postings_expiring', 'mnemo_records_thread', 'mnemo_records_written') ORDER BY 1`,
       [schema],
     );
     expect(indexes.rows.map((row) => row.indexname)).toEqual([
       'mnemo_postings_expiring',
       'mnemo_records_thread',
+      'mnemo_records_written',
     ]);
     // The postings without an expiry, counted per term, owner and scope.
     expect(await termStats(schema)).toEqual([
@@ -145,6 +147,18 @@ describePostgres('record storage', () => {
       ['dog', 'agent-b', '', 'global', 1, 1, 1],
       ['sleep', 'agent-a', '', 'private', 1, 1, 2],
       ['walk', 'agent-a', '', 'private', 1, 2, 4],
+    ]);
+    // Records written before version 7 have no writing transaction; those after have one.
+    await (await openEngine(schema)).as('agent-a').remember({ content: 'a later dog' });
+    const written = await adminQuery(
+      `SELECT content, written_xid IS NOT NULL AS known FROM "${schema}".mnemo_records ORDER BY content`,
+    );
+    expect(written.rows.map((row) => [row.content, row.known])).toEqual([
+      ['a dog for a day', false],
+      ['a later dog', true],
+      ['dog', false],
+      ['the dog sleeps', false],
+      ['walking the dog, walking the cat', false],
     ]);
   });
 
@@ -159,13 +173,13 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 6: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 7: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 99]);
   });
 
   it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {

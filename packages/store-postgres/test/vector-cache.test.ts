@@ -1,0 +1,282 @@
+import { createEngine, type MemoryStore, type ScoredRecord, type Visibility } from '@mnemo/core';
+import { createHashEmbedder } from '@mnemo/core/testing';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { describePostgres, dropSchema, PG_URL, PGVECTOR_URL, uniqueSchema } from './database.js';
+
+// A vector search without filters finds its candidates on codes held in the process
+// (`vectorIndex: 'memory'`, the default) while other processes write: here other stores on the
+// same schema, and raw transactions. Every answer must equal the full scan's (`vectorIndex: 'sql'`).
+
+const DIMENSIONS = 64;
+const embedder = createHashEmbedder({ dimensions: DIMENSIONS });
+const WORDS =
+  'dog cat bird fish walk run swim sleep park river tree house garden lake hill road'.split(' ');
+
+/** A deterministic pseudo-random sequence in [0, 1). */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+/** `count` texts of 2 to 5 words each. */
+function texts(seed: number, count: number): string[] {
+  const next = random(seed);
+  return Array.from({ length: count }, () =>
+    Array.from(
+      { length: 2 + Math.floor(next() * 4) },
+      () => WORDS[Math.floor(next() * WORDS.length)],
+    ).join(' '),
+  );
+}
+
+const QUESTIONS = ['dog park', 'cat sleep tree', 'swim lake river', 'bird', 'run road hill house'];
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+function store(url: string, schema: string, vectorIndex: 'memory' | 'sql'): MemoryStore {
+  const opened = createPostgresStore({
+    connectionString: url,
+    schema,
+    vectorDimensions: DIMENSIONS,
+    vectorIndex,
+    maxConnections: 3,
+  });
+  cleanup.push(() => opened.close());
+  return opened;
+}
+
+/** A writer engine and two readers on one new schema: one from memory, one scanning in SQL. */
+async function setUp(url: string) {
+  const schema = uniqueSchema('vector_cache');
+  cleanup.push(() => dropSchema(schema, url));
+  const engine = createEngine({
+    store: store(url, schema, 'memory'),
+    embedder,
+    readAuditing: false,
+  });
+  await engine.init();
+  const memory = store(url, schema, 'memory');
+  const sql = store(url, schema, 'sql');
+  await memory.init();
+  await sql.init();
+  return { schema, engine, memory, sql };
+}
+
+const answer = (hits: readonly ScoredRecord[]) =>
+  hits.map((hit) => [hit.record.content, hit.record.id, hit.score]);
+
+/** Asks every question of both readers as `visibility` and expects the same answers, returned. */
+async function same(
+  memory: MemoryStore,
+  sql: MemoryStore,
+  visibility: Visibility,
+  limit = 5,
+  questions = QUESTIONS,
+): Promise<(string | number)[][][]> {
+  const answers = [];
+  for (const question of questions) {
+    const [vector] = await embedder.embed([question]);
+    const query = { visibility, filters: {}, vector: vector as Float32Array, limit };
+    const fromMemory = answer(await memory.searchVector(query));
+    expect(fromMemory).toEqual(answer(await sql.searchVector(query)));
+    answers.push(fromMemory);
+  }
+  return answers;
+}
+
+/**
+ * An INSERT of a copy of record `$1` with the id `copyId`, written by this transaction
+ * (`written_xid` its id, as the column's default sets it) or by none (NULL).
+ */
+function copyRecord(schema: string, copyId: string, writtenBy: 'this' | 'none'): string {
+  const t = `"${schema}".mnemo_records`;
+  const xid = writtenBy === 'this' ? 'pg_current_xact_id()::text' : 'NULL';
+  return `INSERT INTO ${t} SELECT (jsonb_populate_record(NULL::${t},
+    to_jsonb(r) || jsonb_build_object('id', '${copyId}', 'written_xid', ${xid}))).*
+    FROM ${t} r WHERE id = $1`;
+}
+
+const urls: [string, string | undefined][] = [
+  ['pgvector', PGVECTOR_URL],
+  ['real[]', PG_URL],
+];
+
+describePostgres('vector search from memory', () => {
+  for (const [kind, url] of urls) {
+    it.skipIf(url === undefined)(
+      `answers as the full scan while other stores write and forget (${kind})`,
+      async () => {
+        const { engine, memory, sql } = await setUp(url as string);
+        const a = engine.as('agent-a');
+        const now = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+        await a.rememberMany(texts(1, 150).map((content) => ({ content })));
+        await engine
+          .as('agent-b')
+          .rememberMany(texts(2, 50).map((content) => ({ content, scope: 'global' as const })));
+        await same(memory, sql, now());
+
+        // Written after the reader loaded: the questions themselves, each now the best match.
+        const added = await a.rememberMany(QUESTIONS.map((content) => ({ content })));
+        const answers = await same(memory, sql, now());
+        expect(answers.map((hits) => hits[0]?.[0])).toEqual(QUESTIONS);
+
+        // Forgotten in each mode: gone from the answers.
+        const [soft, hard, redacted] = added.map((result) => result.id);
+        await a.forget({ ids: [soft as string] });
+        await a.forget({ ids: [hard as string], mode: 'hard' });
+        await a.forget({ ids: [redacted as string], mode: 'redact' });
+        const after = await same(memory, sql, now());
+        for (const hits of after) {
+          for (const [, id] of hits) expect([soft, hard, redacted]).not.toContain(id);
+        }
+        expect(after.slice(3).map((hits) => hits[0]?.[0])).toEqual(QUESTIONS.slice(3));
+
+        // Expiring records: in the answers until they expire.
+        const soon = new Date(Date.now() + 60_000);
+        await a.remember({ content: 'dog park soon', expiresAt: soon });
+        const before = await same(memory, sql, now());
+        expect(before[0]?.map(([content]) => content)).toContain('dog park soon');
+        const expired = await same(memory, sql, { ...now(), now: new Date(soon.getTime() + 1) });
+        expect(expired[0]?.map(([content]) => content)).not.toContain('dog park soon');
+      },
+    );
+  }
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'answers callers who see few of the records, shared ones included',
+    async () => {
+      const { engine, memory, sql } = await setUp(PGVECTOR_URL as string);
+      // agent-a's private records are most of the store, and the best matches.
+      await engine
+        .as('agent-a')
+        .rememberMany([...QUESTIONS, ...texts(3, 200)].map((content) => ({ content })));
+      const c = engine.as('agent-c', { orgId: 'acme' });
+      await c.rememberMany(texts(4, 8).map((content) => ({ content })));
+      const d = engine.as('agent-d', { orgId: 'acme' });
+      const shared = await d.remember({ content: 'dog park bird', scope: 'shared' });
+      await d.share({ recordId: shared.id, with: ['agent-c'] });
+      await d.remember({ content: 'dog park cat', scope: 'shared' });
+      // Shared records not shared with agent-c: candidates in memory (grants are SQL's to
+      // check), and the best matches, so they alone cannot prove a top.
+      await d.rememberMany(
+        [...QUESTIONS, ...texts(6, 60)].map((content) => ({
+          content: `${content} x`,
+          scope: 'shared' as const,
+        })),
+      );
+      await d.remember({ content: 'dog park fish', scope: 'public' });
+      await engine.as('agent-e', { orgId: 'other' }).remember({ content: 'dog', scope: 'public' });
+      const answers = await same(
+        memory,
+        sql,
+        { agentId: 'agent-c', orgId: 'acme', now: new Date() },
+        10,
+      );
+      const contents = answers.flat().map(([content]) => content);
+      expect(contents).toContain('dog park bird');
+      expect(contents).toContain('dog park fish');
+      expect(contents).not.toContain('dog park cat');
+      expect(contents).not.toContain('dog');
+      expect(contents).not.toContain('dog park');
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'answers from memory: a row written without its transaction id after the load is not seen',
+    async () => {
+      // White-box: proves the answers come from the codes (rows written before schema version
+      // 7 carry no transaction id either, and are read by the first load only).
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const { id } = await engine.as('agent-a').remember({ content: 'bird' });
+      await same(memory, sql, { agentId: 'agent-a', orgId: null, now: new Date() });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      await client.query(copyRecord(schema, 'unseen-bird', 'none'), [id]);
+      const [vector] = await embedder.embed(['bird']);
+      const query = {
+        visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
+        filters: {},
+        vector: vector as Float32Array,
+        limit: 5,
+      };
+      const ids = async (from: MemoryStore) =>
+        (await from.searchVector(query)).map((hit) => hit.record.id);
+      expect(await ids(memory)).toEqual([id]);
+      expect(await ids(sql)).toEqual([id, 'unseen-bird']);
+      // With a filter, the search is SQL's.
+      const filtered = { ...query, filters: { memoryTypes: ['episodic' as const] } };
+      expect((await memory.searchVector(filtered)).map((hit) => hit.record.id)).toEqual([
+        id,
+        'unseen-bird',
+      ]);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'searches a record deleted outright and written again under its id by its new embedding',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(7, 50).map((content) => ({ content })));
+      const [bird, fish] = await a.rememberMany([{ content: 'bird' }, { content: 'fish' }]);
+      const visibility = { agentId: 'agent-a', orgId: null, now: new Date() };
+      await same(memory, sql, visibility, 5, ['fish']);
+      // As an import of an edited export would: the id of 'bird', the content and embedding of 'fish'.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      await client.query('BEGIN');
+      await client.query(`DELETE FROM "${schema}".mnemo_records WHERE id = $1`, [bird?.id]);
+      await client.query(copyRecord(schema, bird?.id as string, 'this'), [fish?.id]);
+      await client.query('COMMIT');
+      const [fishes] = await same(memory, sql, visibility, 5, ['fish']);
+      expect(fishes?.slice(0, 2).map(([content, id]) => [content, id])).toEqual(
+        [
+          ['fish', bird?.id],
+          ['fish', fish?.id],
+        ].sort((x, y) => ((x[1] as string) < (y[1] as string) ? -1 : 1)),
+      );
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'finds a record whose transaction was still running at its last refresh',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(5, 100).map((content) => ({ content })));
+      const { id } = await a.remember({ content: 'bird' });
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      await same(memory, sql, visibility());
+
+      // A copy of the record, written by a transaction left open across a refresh, while a
+      // later transaction commits (so the open one's id is below the reader's snapshot's xmax).
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      await client.query('BEGIN');
+      await client.query(copyRecord(schema, 'copy-of-bird', 'this'), [id]);
+      await a.remember({ content: 'fish' });
+      const running = await same(memory, sql, visibility());
+      expect(running[3]?.map(([recordId]) => recordId)).not.toContain('copy-of-bird');
+      await client.query('COMMIT');
+      const committed = await same(memory, sql, visibility());
+      expect(committed[3]?.slice(0, 2).map(([, recordId]) => recordId)).toEqual([
+        id,
+        'copy-of-bird',
+      ]);
+    },
+  );
+});
