@@ -12,7 +12,7 @@ import * as planQueries from './plan-queries.js';
 import { ownPool, type PostgresClient, type PostgresPool } from './pool.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
-import { noFilters, Params } from './sql.js';
+import { Params } from './sql.js';
 import { VectorCache } from './vector-cache.js';
 import { goneRecords, loadVectorCache, refreshVectorCache } from './vector-cache-queries.js';
 
@@ -61,14 +61,14 @@ export interface PostgresStoreOptions {
    */
   createSchema?: boolean;
   /**
-   * How a vector search without filters finds its top. `memory`: from int8
-   * codes of every embedding kept in this process (a quarter of the
-   * embeddings' size: about 40 MB for 100,000 records of 384 dimensions,
-   * loaded by the first vector search and kept current with every process's
-   * writes from then on); only the few records whose cosine can still reach
-   * the top are then scored, in SQL, exactly as the full scan scores them.
-   * `sql`: every visible embedding is scored in the database. Same results
-   * either way. Default `memory`.
+   * How a vector search finds its top. `memory`: from int8 codes of every
+   * embedding kept in this process (a quarter of the embeddings' size: about
+   * 40 MB for 100,000 records of 384 dimensions, loaded by the first vector
+   * search and kept current with every process's writes from then on); only
+   * the few records whose cosine can still reach the top are then checked in
+   * SQL and scored exactly as the full scan scores them (a search within a
+   * thread scans the thread in SQL). `sql`: every visible embedding is
+   * scored in the database. Same results either way. Default `memory`.
    */
   vectorIndex?: 'memory' | 'sql';
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
@@ -384,38 +384,49 @@ class PostgresStore implements MemoryStore {
   searchLexical: MemoryStore['searchLexical'] = (query) =>
     this.read((s) => queries.searchLexical(s, query));
   searchVector: MemoryStore['searchVector'] = (query) =>
-    this.options.vectorIndex === 'sql' || !noFilters(query.filters)
+    this.options.vectorIndex === 'sql' || query.filters.threadId !== undefined
       ? this.read((s) => queries.searchVector(s, query, this.pgvector))
       : this.searchVectorInMemory(query);
 
   /**
    * Finds the candidates on the vector cache, then has PostgreSQL check
-   * their visibility and score them as the full query would. When too few
-   * of them are visible to prove the top (a caller who sees little of the
-   * store, deleted records still cached), the deleted ones are dropped and
-   * the codes searched again; when the codes cannot tell, or after a few
-   * tries, the full query answers.
+   * their visibility and filters, and scores them as the full query would.
+   * When too few of them pass to prove the top (a caller who sees little of
+   * the store, a filter most records fail, deleted records still cached),
+   * the deleted ones are dropped, or else the codes are asked for as many
+   * more candidates as the share that passed suggests, and searched again;
+   * when the codes cannot tell, none passed, or after a few tries, the full
+   * query answers. A search within a thread goes to the full query at once:
+   * the thread index serves it.
    */
   private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
     const cache = await this.vectorCache();
+    let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       await this.refreshVectors(cache);
-      const found = cache.candidates(query.visibility, query.vector, query.limit);
+      const found = cache.candidates(query.visibility, query.vector, depth);
       if (found === null) break;
       if (found.ids.length === 0) return [];
-      const hits = await this.read((s) => queries.scoreVectorCandidates(s, query, found.ids));
-      const last = hits[query.limit - 1];
+      const ranked = await this.read((s) => queries.scoreVectorCandidates(s, query, found.ids));
+      const last = ranked[query.limit - 1];
       if (
         last === undefined
           ? found.settles === Number.NEGATIVE_INFINITY
           : last.score >= found.settles
       ) {
-        return hits;
+        return ranked.slice(0, query.limit);
       }
       const version = cache.version;
       const gone = await this.read((s) => goneRecords(s, found.ids));
-      if (gone.length === 0) break;
-      cache.drop(gone, version);
+      if (gone.length > 0) {
+        cache.drop(gone, version);
+      } else if (ranked.length === 0) {
+        break;
+      } else {
+        // Enough candidates for twice `limit` to pass at the share that passed this time.
+        const wanted = Math.ceil((2 * query.limit * found.ids.length) / ranked.length);
+        depth = Math.max(2 * depth, wanted);
+      }
     }
     return this.read((s) => queries.searchVector(s, query, this.pgvector));
   }

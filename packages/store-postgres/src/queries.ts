@@ -25,7 +25,6 @@ import { rounded, roundedCosine } from './scores.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
-  noFilters,
   Params,
   permissionLevelExpression,
   RECORD_COLUMNS,
@@ -79,13 +78,16 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
+const noFilters = (query: LexicalQuery) =>
+  Object.values(query.filters).every((value) => value === undefined);
+
 /**
  * BM25 (see the port). Without filters, from the postings and the statistics
  * tables alone: first pruned (`lexicalPruned`), else in full
  * (`lexicalFromPostings`); with filters, over the records.
  */
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  if (!noFilters(query.filters)) return lexicalOverRecords(s, query);
+  if (!noFilters(query)) return lexicalOverRecords(s, query);
   return (await lexicalPruned(s, query)) ?? lexicalFromPostings(s, query);
 }
 
@@ -409,11 +411,12 @@ async function searchRealArrays(s: Session, query: VectorQuery): Promise<ScoredR
 }
 
 /**
- * `searchVector` over the records `ids` only: the best `limit` of those that
- * are visible and pass the filters, scored exactly as `searchVector` scores
- * (`roundedCosine`, the same doubles as `mnemo_cosine`) and ranked the same
- * way. For candidates found in memory (see VectorCache): PostgreSQL checks
- * visibility and returns their rows; scoring them here saves
+ * `searchVector` over the records `ids` only: every one of them that is
+ * visible, passes the filters and has a score, scored exactly as
+ * `searchVector` scores (`roundedCosine`, the same doubles as
+ * `mnemo_cosine`) and ranked the same way; the caller takes the top. For
+ * candidates found in memory (see VectorCache): PostgreSQL checks
+ * visibility and filters and returns their rows; scoring them here saves
  * `mnemo_cosine`'s 0.1–0.2 ms a record.
  */
 export async function scoreVectorCandidates(
@@ -439,7 +442,7 @@ export async function scoreVectorCandidates(
     (a, b) =>
       b.score - a.score || Buffer.compare(Buffer.from(a.record.id), Buffer.from(b.record.id)),
   );
-  return scored.slice(0, query.limit);
+  return scored;
 }
 
 /**

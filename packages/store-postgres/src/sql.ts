@@ -94,11 +94,6 @@ export function permissionLevelExpression(s: string, p: Params, v: Visibility, r
   ) END`;
 }
 
-/** True when `f` sets no filter. */
-export function noFilters(f: RecordFilters): boolean {
-  return Object.values(f).every((value) => value === undefined);
-}
-
 /** `RecordFilters` as a predicate on records aliased `r` ('TRUE' when empty). */
 export function filterPredicate(p: Params, f: RecordFilters, r = 'r'): string {
   const parts: string[] = [];

@@ -1,4 +1,10 @@
-import { createEngine, type MemoryStore, type ScoredRecord, type Visibility } from '@mnemo/core';
+import {
+  createEngine,
+  type MemoryStore,
+  type RecordFilters,
+  type ScoredRecord,
+  type Visibility,
+} from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
@@ -80,11 +86,12 @@ async function same(
   visibility: Visibility,
   limit = 5,
   questions = QUESTIONS,
+  filters: RecordFilters = {},
 ): Promise<(string | number)[][][]> {
   const answers = [];
   for (const question of questions) {
     const [vector] = await embedder.embed([question]);
-    const query = { visibility, filters: {}, vector: vector as Float32Array, limit };
+    const query = { visibility, filters, vector: vector as Float32Array, limit };
     const fromMemory = answer(await memory.searchVector(query));
     expect(fromMemory).toEqual(answer(await sql.searchVector(query)));
     answers.push(fromMemory);
@@ -190,6 +197,56 @@ describePostgres('vector search from memory', () => {
   );
 
   it.skipIf(PGVECTOR_URL === undefined)(
+    'answers filtered searches as the full scan, whatever share of the records passes',
+    async () => {
+      const { engine, memory, sql } = await setUp(PGVECTOR_URL as string);
+      const types = ['episodic', 'semantic', 'procedural'] as const;
+      const start = Date.now();
+      await engine.as('agent-a').rememberMany(
+        [...QUESTIONS, ...texts(8, 300)].map((content, i) => ({
+          content,
+          memoryType: types[i % 3],
+          importance: (i % 100) / 100,
+          tags: [i % 2 === 0 ? 'even' : 'odd', ...(i % 25 === 3 ? ['rare'] : [])],
+        })),
+      );
+      await engine
+        .as('agent-b')
+        .rememberMany(texts(9, 40).map((content) => ({ content, scope: 'global' as const })));
+      const visibility = { agentId: 'agent-a', orgId: null, now: new Date() };
+      const filters: RecordFilters[] = [
+        { memoryTypes: ['semantic'] },
+        { memoryTypes: ['episodic', 'procedural'], minImportance: 0.5 },
+        { scopes: ['global'] },
+        { tagsAny: ['rare'] },
+        { tagsAll: ['odd', 'rare'] },
+        { tagsAny: ['none'] },
+        { minImportance: 0.99 },
+        { createdAfter: new Date(start - 60_000), createdBefore: new Date(Date.now() + 60_000) },
+        { createdAfter: new Date(Date.now() + 60_000) },
+      ];
+      const counts = [];
+      for (const f of filters) {
+        const answers = await same(memory, sql, visibility, 10, QUESTIONS, f);
+        counts.push(answers.map((hits) => hits.length));
+      }
+      // Filters most records fail leave fewer than ten (a few texts repeat, and a repeat keeps
+      // the first one's tags); none leaves nothing.
+      expect(counts).toEqual([
+        [10, 10, 10, 10, 10],
+        [10, 10, 10, 10, 10],
+        [10, 10, 10, 10, 10],
+        [10, 10, 10, 10, 10],
+        [6, 6, 6, 6, 6],
+        [0, 0, 0, 0, 0],
+        [3, 3, 3, 3, 3],
+        [10, 10, 10, 10, 10],
+        [0, 0, 0, 0, 0],
+      ]);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
     'answers from memory: a row written without its transaction id after the load is not seen',
     async () => {
       // White-box: proves the answers come from the codes (rows written before schema version
@@ -213,9 +270,17 @@ describePostgres('vector search from memory', () => {
         (await from.searchVector(query)).map((hit) => hit.record.id);
       expect(await ids(memory)).toEqual([id]);
       expect(await ids(sql)).toEqual([id, 'unseen-bird']);
-      // With a filter, the search is SQL's.
+      // Filters are checked on the candidates, except a thread's: its index serves SQL.
       const filtered = { ...query, filters: { memoryTypes: ['episodic' as const] } };
-      expect((await memory.searchVector(filtered)).map((hit) => hit.record.id)).toEqual([
+      expect((await memory.searchVector(filtered)).map((hit) => hit.record.id)).toEqual([id]);
+      const threadless = { ...query, filters: { threadId: 'none' } };
+      expect(await memory.searchVector(threadless)).toEqual([]);
+      await client.query(
+        `UPDATE "${schema}".mnemo_records SET thread_id = 't' WHERE id IN ($1, 'unseen-bird')`,
+        [id],
+      );
+      const inThread = { ...query, filters: { threadId: 't' } };
+      expect((await memory.searchVector(inThread)).map((hit) => hit.record.id)).toEqual([
         id,
         'unseen-bird',
       ]);
