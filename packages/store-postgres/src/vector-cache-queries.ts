@@ -8,8 +8,9 @@ const LOAD_PAGE = 10_000;
 
 /**
  * The columns a cached record needs, the embedding in the type's binary
- * form (`vector_send` or `array_send`): exact float32 values, a third of
- * the bytes of the decimal text and no float parsing.
+ * form (`vector_send` or `array_send`): exact float32 values, sent as hex
+ * (about three quarters of the decimal text's bytes) and decoded without
+ * parsing a float.
  */
 const columns = (pgvector: boolean) =>
   `r.id, r.agent_id, r.org_id, r.scope, r.expires_at, ${pgvector ? 'vector_send' : 'array_send'}(r.embedding) AS embedding`;
