@@ -1022,12 +1022,19 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
   }
 }
 
+/**
+ * Counts an access to each record: one statement that locks them in id
+ * order as `lockRecords` does (its sub-select), then updates them, so a
+ * recall's audit transaction pays one round trip for it instead of two.
+ */
 export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
-  await lockRecords(s, ids);
+  if (ids.length === 0) return;
   const p = new Params();
   await s.exec(
-    `UPDATE ${s.schema}.mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
-     WHERE id = ANY(${p.texts(ids)})`,
+    `UPDATE ${s.schema}.mnemo_records r SET access_count = r.access_count + 1, last_accessed_at = ${p.time(at)}
+     FROM (SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})
+           ORDER BY id COLLATE "C" FOR UPDATE) locked
+     WHERE r.id = locked.id`,
     p,
   );
 }

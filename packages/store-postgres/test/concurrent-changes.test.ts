@@ -64,6 +64,31 @@ describePostgres('concurrent changes to one record from two stores', () => {
     expect((await e1.verifyAudit()).ok).toBe(true);
   });
 
+  it('counts every access of records touched at once in opposite orders', async () => {
+    const [e1, e2] = await twoEngines('race_touch');
+    const [x, y] = (
+      await e1.as('owner').rememberMany([{ content: 'dog park' }, { content: 'dog walk' }])
+    ).map((result) => result.id) as [string, string];
+    const touches = [
+      [e1, [x, y]],
+      [e2, [y, x]],
+    ] as const;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, round));
+      const settled = await Promise.allSettled(
+        touches.map(([engine, ids]) => engine.store.transaction((tx) => tx.touch([...ids], at))),
+      );
+      expect(settled.map(outcome)).toEqual(['ok', 'ok']);
+    }
+    const { rows } = await adminQuery(
+      `SELECT access_count, last_accessed_at FROM "${schemas.at(-1)}".mnemo_records ORDER BY id`,
+    );
+    expect(rows.map((row) => [Number(row.access_count), Number(row.last_accessed_at)])).toEqual([
+      [2 * ROUNDS, Date.UTC(2026, 0, 1, 0, 0, ROUNDS - 1)],
+      [2 * ROUNDS, Date.UTC(2026, 0, 1, 0, 0, ROUNDS - 1)],
+    ]);
+  });
+
   it('keeps one grant per grantee: the share that commits last wins', async () => {
     const [e1, e2] = await twoEngines('race_share');
     for (let round = 0; round < ROUNDS; round += 1) {
