@@ -401,9 +401,9 @@ class PostgresStore implements MemoryStore {
    */
   private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
     const cache = await this.vectorCache();
+    await this.refreshVectors(cache);
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      await this.refreshVectors(cache);
       const found = cache.candidates(query.visibility, query.vector, depth);
       if (found === null) break;
       if (found.ids.length === 0) return [];
