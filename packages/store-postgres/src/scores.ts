@@ -26,15 +26,16 @@ export const rounded = (score: string) =>
  * values; NULL when their product is 0; `round` is `rint` (half to even).
  */
 export function roundedCosine(a: Float32Array, b: Float32Array): number | null {
-  let dot = 0;
   let aa = 0;
   let bb = 0;
   const shared = Math.min(a.length, b.length);
   for (let i = 0; i < a.length; i += 1) aa += (a[i] as number) * (a[i] as number);
   for (let i = 0; i < b.length; i += 1) bb += (b[i] as number) * (b[i] as number);
-  for (let i = 0; i < shared; i += 1) dot += (a[i] as number) * (b[i] as number);
   // sum() over no rows is NULL, and so is everything computed from it.
   if (shared === 0) return null;
+  // sum() starts from the first value, not from +0: products all -0 sum to -0.
+  let dot = (a[0] as number) * (b[0] as number);
+  for (let i = 1; i < shared; i += 1) dot += (a[i] as number) * (b[i] as number);
   const norms = Math.sqrt(aa) * Math.sqrt(bb);
   if (norms === 0) return null;
   const score = rint((dot / norms) * SCALE) / SCALE;
