@@ -58,6 +58,8 @@ export class VectorCache {
   /** Expiry in ms since the epoch, Infinity for none. */
   private expiries = new Float64Array(0);
   private live = new Uint8Array(0);
+  /** Per slot, the position its record was added toward (`moves` + 1 when added; see `drop`). */
+  private addedIn = new Int32Array(0);
   private dead = 0;
   private readonly ownerKeys = new Map<string, number>();
   private readonly orgKeys = new Map<string, number>();
@@ -79,9 +81,9 @@ export class VectorCache {
   }
 
   /**
-   * A token for `drop`: records found deleted in a snapshot taken after
-   * this call may be dropped only while no refresh has moved on meanwhile
-   * (one that did may have added a record of the same id written since).
+   * A token for `drop`: a record found deleted in a snapshot taken after
+   * this call may be dropped unless a refresh has added it again since (one
+   * may have read a record of the same id written after its deletion).
    */
   get version(): number {
     return this.moves;
@@ -115,18 +117,18 @@ export class VectorCache {
     this.scopes[slot] = SCOPES.indexOf(record.scope);
     this.expiries[slot] = record.expiresAt ?? Number.POSITIVE_INFINITY;
     this.live[slot] = 1;
+    this.addedIn[slot] = this.moves + 1;
     this.codes.set(slot, record.embedding);
   }
 
   /**
-   * Drops records found deleted, unless the position has moved since
-   * `version` was read (see there); unknown ids are ignored.
+   * Drops records found deleted, except those added again since `version`
+   * was read (see there); unknown ids are ignored.
    */
   drop(ids: readonly string[], version: number): void {
-    if (version !== this.moves) return;
     for (const id of ids) {
       const slot = this.slotOf.get(id);
-      if (slot === undefined) continue;
+      if (slot === undefined || (this.addedIn[slot] as number) > version) continue;
       this.slotOf.delete(id);
       this.live[slot] = 0;
       this.dead += 1;
@@ -175,6 +177,7 @@ export class VectorCache {
     this.scopes = copy(this.scopes, new Uint8Array(capacity));
     this.expiries = copy(this.expiries, new Float64Array(capacity));
     this.live = copy(this.live, new Uint8Array(capacity));
+    this.addedIn = copy(this.addedIn, new Int32Array(capacity));
     this.codes.grow(capacity);
   }
 
@@ -192,6 +195,7 @@ export class VectorCache {
       this.scopes[to] = this.scopes[slot] as number;
       this.expiries[to] = this.expiries[slot] as number;
       this.live[to] = 1;
+      this.addedIn[to] = this.addedIn[slot] as number;
       this.codes.move(slot, to);
     }
     this.live.fill(0, ids.length);
