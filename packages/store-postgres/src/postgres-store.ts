@@ -14,7 +14,12 @@ import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
 import { VectorCache } from './vector-cache.js';
-import { goneRecords, loadVectorCache, refreshVectorCache } from './vector-cache-queries.js';
+import {
+  goneRecords,
+  loadVectorCache,
+  refreshVectorCache,
+  scoreVectorCandidates,
+} from './vector-cache-queries.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -390,7 +395,8 @@ class PostgresStore implements MemoryStore {
 
   /**
    * Finds the candidates on the vector cache, then has PostgreSQL check
-   * their visibility and filters, and scores them as the full query would.
+   * their visibility and filters, and scores them, with the records written
+   * since the cache's snapshot, as the full query would.
    * When too few of them pass to prove the top (a caller who sees little of
    * the store, a filter most records fail, deleted records still cached),
    * the deleted ones are dropped, or else the codes are asked for as many
@@ -405,9 +411,9 @@ class PostgresStore implements MemoryStore {
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.vector, depth);
-      if (found === null) break;
-      if (found.ids.length === 0) return [];
-      const ranked = await this.read((s) => queries.scoreVectorCandidates(s, query, found.ids));
+      const from = cache.position;
+      if (found === null || from === null) break;
+      const ranked = await this.read((s) => scoreVectorCandidates(s, query, found.ids, from));
       const last = ranked[query.limit - 1];
       if (
         last === undefined

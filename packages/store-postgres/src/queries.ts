@@ -21,7 +21,7 @@ import {
 import { packVectors } from './binary.js';
 import { countPlanTokens, forgetPlanStats, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
-import { rounded, roundedCosine } from './scores.js';
+import { rounded } from './scores.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
@@ -408,41 +408,6 @@ async function searchRealArrays(s: Session, query: VectorQuery): Promise<ScoredR
     p,
   );
   return rows.map(toScored);
-}
-
-/**
- * `searchVector` over the records `ids` only: every one of them that is
- * visible, passes the filters and has a score, scored exactly as
- * `searchVector` scores (`roundedCosine`, the same doubles as
- * `mnemo_cosine`) and ranked the same way; the caller takes the top. For
- * candidates found in memory (see VectorCache): PostgreSQL checks
- * visibility and filters and returns their rows; scoring them here saves
- * `mnemo_cosine`'s 0.1–0.2 ms a record.
- */
-export async function scoreVectorCandidates(
-  s: Session,
-  query: VectorQuery,
-  ids: readonly string[],
-): Promise<ScoredRecord[]> {
-  const p = new Params();
-  const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS} FROM ${s.schema}.mnemo_records r
-     WHERE r.id = ANY(${p.texts(ids)}) AND NOT r.is_plan
-       AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}`,
-    p,
-  );
-  const scored: ScoredRecord[] = [];
-  for (const row of rows) {
-    const record = rowToRecord(row);
-    const score = record.embedding === null ? null : roundedCosine(record.embedding, query.vector);
-    if (score !== null) scored.push({ record, score });
-  }
-  // Ties by id in UTF-8 byte order (COLLATE "C"), which UTF-16 code unit order is not.
-  scored.sort(
-    (a, b) =>
-      b.score - a.score || Buffer.compare(Buffer.from(a.record.id), Buffer.from(b.record.id)),
-  );
-  return scored;
 }
 
 /**

@@ -316,6 +316,54 @@ describePostgres('vector search from memory', () => {
   );
 
   it.skipIf(PGVECTOR_URL === undefined)(
+    'answers as of one snapshot when records are written and deleted between refresh and check',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(10, 50).map((content) => ({ content })));
+      const { id } = await a.remember({ content: 'bird' });
+      // A reader whose pool runs `between` right after each refresh of its cache: a copy of
+      // 'bird' is written and committed, then 'bird' itself deleted. Any one snapshot holds one
+      // of them; a search that took new records from the refresh's snapshot and deletions from
+      // a later one would return neither.
+      let between: (() => Promise<void>) | null = null;
+      const pool = new pg.Pool({ connectionString: url, max: 3 });
+      const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+      Object.assign(pool, {
+        query: async (...args: unknown[]) => {
+          const result = await query(...args);
+          const text = typeof args[0] === 'string' ? args[0] : '';
+          const step = between;
+          if (step !== null && text.includes('pg_snapshot_xmax') && text.includes('LATERAL')) {
+            between = null;
+            await step();
+          }
+          return result;
+        },
+      });
+      const memory = createPostgresStore({ pool, schema, vectorDimensions: DIMENSIONS });
+      cleanup.push(async () => {
+        await memory.close();
+        await pool.end();
+      });
+      await memory.init();
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      await same(memory, sql, visibility(), 5, ['bird']);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      between = async () => {
+        await client.query(copyRecord(schema, 'copy-of-bird', 'this'), [id]);
+        await client.query(`DELETE FROM "${schema}".mnemo_records WHERE id = $1`, [id]);
+      };
+      const [hits] = await same(memory, sql, visibility(), 5, ['bird']);
+      expect(between).toBeNull();
+      expect(hits?.[0]?.slice(0, 2)).toEqual(['bird', 'copy-of-bird']);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
     'finds a record whose transaction was still running at its last refresh',
     async () => {
       const url = PGVECTOR_URL as string;
