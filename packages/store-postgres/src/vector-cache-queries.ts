@@ -19,7 +19,7 @@ const columns = (pgvector: boolean) =>
   `r.id, r.agent_id, r.org_id, r.scope, r.expires_at, ${pgvector ? 'vector_send' : 'array_send'}(r.embedding) AS embedding`;
 
 /** The statement's snapshot as a `FeedPosition`, for a query over `snap` (see `SNAPSHOT`). */
-export const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
+const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
 const POSITION = `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
   (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip`;
 
@@ -33,7 +33,7 @@ const POSITION = `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
  * `written_xid` above it, copied by a restore from another cluster, is not
  * read again by every refresh.
  */
-export function unseenRecords(p: Params, from: FeedPosition): string {
+function unseenRecords(p: Params, from: FeedPosition): string {
   return `(r.written_xid BETWEEN ${p.add(from.from, '::xid8')} AND (SELECT pg_snapshot_xmax(s) FROM snap)
       OR r.written_xid = ANY(${p.add(from.pending, '::xid8[]')}))
     AND NOT r.is_plan AND r.deleted_at IS NULL`;

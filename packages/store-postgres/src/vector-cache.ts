@@ -89,11 +89,6 @@ export class VectorCache {
     return this.moves;
   }
 
-  /** Live records held. */
-  get size(): number {
-    return this.slotOf.size;
-  }
-
   /** Ends the dot kernel's helper thread. */
   close(): void {
     this.codes.close();
