@@ -247,4 +247,31 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX mnemo_records_written ON ${s}.mnemo_records (written_xid) WHERE written_xid IS NOT NULL`,
     ],
   },
+  {
+    version: 8,
+    name: 'the transaction that last changed what a vector cache holds of a record',
+    statements: (s) => [
+      // A row written with another transaction's id, or none (a data-only restore copies the
+      // column), or a deleted or expired record made live again by hand, would stay unseen by a
+      // running process's vector cache, which follows `written_xid` forward only. These give
+      // such a write this transaction's id. mnemo's own writes take the column's default and
+      // only delete, so the trigger conditions are false for them and no function runs.
+      `CREATE FUNCTION ${s}.mnemo_written_now() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.written_xid := pg_current_xact_id();
+          RETURN NEW;
+        END
+      $$`,
+      `CREATE TRIGGER mnemo_records_written_insert BEFORE INSERT ON ${s}.mnemo_records
+        FOR EACH ROW WHEN (NEW.written_xid IS DISTINCT FROM pg_current_xact_id())
+        EXECUTE FUNCTION ${s}.mnemo_written_now()`,
+      `CREATE TRIGGER mnemo_records_written_update
+        BEFORE UPDATE OF deleted_at, is_plan, agent_id, org_id, scope, expires_at, embedding
+        ON ${s}.mnemo_records
+        FOR EACH ROW WHEN (NEW.deleted_at IS NULL AND NOT NEW.is_plan AND (OLD.deleted_at IS NOT NULL
+          OR (OLD.is_plan, OLD.agent_id, OLD.org_id, OLD.scope, OLD.expires_at, OLD.embedding)
+             IS DISTINCT FROM (NEW.is_plan, NEW.agent_id, NEW.org_id, NEW.scope, NEW.expires_at, NEW.embedding)))
+        EXECUTE FUNCTION ${s}.mnemo_written_now()`,
+    ],
+  },
 ];

@@ -37,10 +37,13 @@ const SCOPES: readonly string[] = ['private', 'shared', 'public', 'global'];
  * not finished at the previous refresh's snapshot (its xmax and in-progress
  * list, `FeedPosition`), in one statement whose snapshot becomes the next
  * position. A write committed before a search starts is therefore held
- * once that search's refresh has run. Records never change after they are
- * written except to be deleted; a deleted record stays cached until a
- * search finds it missing (see `drop`), which costs a search candidates but
- * never a wrong answer: SQL checks visibility and scores the candidates.
+ * once that search's refresh has run. mnemo changes a written record only
+ * to delete it; a deleted record stays cached until a search finds it
+ * missing (see `drop`), which costs a search candidates but never a wrong
+ * answer: SQL checks visibility and scores the candidates. Any other write
+ * of a row (a restore copying old ids, a record undeleted or its expiry
+ * lifted by hand) gets its transaction's id from a trigger (schema version
+ * 8), so a refresh reads it again.
  *
  * The visibility rule's grants are not kept, so a search marks a superset of
  * the caller's visible records: owned, global, public in the caller's org,

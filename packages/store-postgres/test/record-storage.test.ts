@@ -106,7 +106,7 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 7', async () => {
+  it('migrates a schema from version 3 to 8', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -121,6 +121,7 @@ describePostgres('record storage', () => {
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
+    await adminQuery(`DROP FUNCTION "${schema}".mnemo_written_now() CASCADE`);
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records DROP COLUMN written_xid`);
     await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version >= 4`);
     expect((await recordsTable(schema)).reloptions).toBeNull();
@@ -129,7 +130,7 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
          ('mnemo_postings_expiring', 'mnemo_records_thread', 'mnemo_records_written') ORDER BY 1`,
@@ -139,6 +140,14 @@ describePostgres('record storage', () => {
       'mnemo_postings_expiring',
       'mnemo_records_thread',
       'mnemo_records_written',
+    ]);
+    const triggers = await adminQuery(
+      `SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY 1`,
+      [`"${schema}".mnemo_records`],
+    );
+    expect(triggers.rows.map((row) => row.tgname)).toEqual([
+      'mnemo_records_written_insert',
+      'mnemo_records_written_update',
     ]);
     // The postings without an expiry, counted per term, owner and scope.
     expect(await termStats(schema)).toEqual([
@@ -173,13 +182,13 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 7: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 8: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 99]);
   });
 
   it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {

@@ -258,7 +258,11 @@ describePostgres('vector search from memory', () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       cleanup.push(() => client.end());
+      // As a row written before version 7 (the triggers of version 8 would give it this
+      // transaction's id).
+      await client.query(`ALTER TABLE "${schema}".mnemo_records DISABLE TRIGGER USER`);
       await client.query(copyRecord(schema, 'unseen-bird', 'none'), [id]);
+      await client.query(`ALTER TABLE "${schema}".mnemo_records ENABLE TRIGGER USER`);
       const [vector] = await embedder.embed(['bird']);
       const query = {
         visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
@@ -284,6 +288,76 @@ describePostgres('vector search from memory', () => {
         id,
         'unseen-bird',
       ]);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'finds records restored from a copy, with the transaction ids of their first writing or none',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      const lost = await a.rememberMany(
+        ['bird', 'fish', 'bird lake'].map((content) => ({ content })),
+      );
+      await engine.as('agent-b').remember({ content: 'bird' });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      const t = `"${schema}".mnemo_records`;
+      await client.query(`CREATE TABLE "${schema}".backup AS SELECT * FROM ${t}`);
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      await same(memory, sql, visibility(), 5, ['bird']);
+      // Deleted outright; searches for the best one find their candidates gone, so the codes
+      // drop them.
+      const ids = lost.map((r) => r.id);
+      await a.forget({ ids, mode: 'hard' });
+      expect(await same(memory, sql, visibility(), 1, ['bird', 'bird lake', 'fish'])).toEqual([
+        [],
+        [],
+        [],
+      ]);
+      // Back as a data-only restore writes them: every column as it was, or without the
+      // writing transaction's id (a copy from before schema version 7).
+      await client.query(`INSERT INTO ${t} SELECT * FROM "${schema}".backup WHERE id = ANY($1)`, [
+        ids.slice(0, 2),
+      ]);
+      await client.query(
+        `INSERT INTO ${t} SELECT (jsonb_populate_record(NULL::${t},
+           to_jsonb(b) || '{"written_xid": null}'::jsonb)).* FROM "${schema}".backup b WHERE id = $1`,
+        [ids[2]],
+      );
+      const [birds] = await same(memory, sql, visibility(), 5, ['bird']);
+      expect(birds?.map(([, id]) => id)).toEqual([ids[0], ids[2], ids[1]]);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'finds a record brought back by an update of its deletion or expiry',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      const soon = new Date(Date.now() + 60_000);
+      const { id: bird } = await a.remember({ content: 'bird' });
+      const { id: fish } = await a.remember({ content: 'fish', expiresAt: soon });
+      await engine.as('agent-b').remember({ content: 'bird fish' });
+      const later = { agentId: 'agent-a', orgId: null, now: new Date(soon.getTime() + 1) };
+      expect(await same(memory, sql, later, 5, ['bird fish'])).toEqual([
+        [['bird', bird, expect.any(Number)]],
+      ]);
+      // Forgotten; a search for the best one finds its candidate gone, so the codes drop it.
+      await a.forget({ ids: [bird] });
+      expect(await same(memory, sql, later, 1, ['bird fish'])).toEqual([[]]);
+      // By hand, as an operator would undo a forget or lift an expiry.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      cleanup.push(() => client.end());
+      const t = `"${schema}".mnemo_records`;
+      await client.query(`UPDATE ${t} SET deleted_at = NULL WHERE id = $1`, [bird]);
+      await client.query(`UPDATE ${t} SET expires_at = NULL WHERE id = $1`, [fish]);
+      const [both] = await same(memory, sql, later, 5, ['bird fish']);
+      expect(both?.map(([, id]) => id).sort()).toEqual([bird, fish].sort());
     },
   );
 
