@@ -147,8 +147,8 @@ class PostgresStore implements MemoryStore {
   /** The vector cache once its first load has started (see `vectorCache`). */
   private vectorsLoading: Promise<VectorCache> | null = null;
   /** The refresh of the vector cache running, and the one queued behind it (see `refreshVectors`). */
-  private refreshing: Promise<void> | null = null;
-  private nextRefresh: Promise<void> | null = null;
+  private refreshing: Promise<VectorCache> | null = null;
+  private nextRefresh: Promise<VectorCache> | null = null;
 
   constructor(
     private readonly options: PostgresStoreOptions,
@@ -406,8 +406,7 @@ class PostgresStore implements MemoryStore {
    * the thread index serves it.
    */
   private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
-    const cache = await this.vectorCache();
-    await this.refreshVectors(cache);
+    const cache = await this.refreshVectors();
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.vector, depth);
@@ -452,14 +451,21 @@ class PostgresStore implements MemoryStore {
   }
 
   /**
-   * Brings the cache up to a snapshot taken after this call: a refresh
-   * running already may have taken its snapshot before a write the caller
-   * saw commit, so the caller waits for the next one, which every caller
-   * arriving meanwhile shares.
+   * The vector cache, brought up to a snapshot taken after this call: a
+   * refresh running already may have taken its snapshot before a write the
+   * caller saw commit, so the caller waits for the next one, which every
+   * caller arriving meanwhile shares. When the server has restarted since
+   * the cache's position was taken (a restore or a failover may have taken
+   * its transaction ids back), the cache is loaded anew.
    */
-  private refreshVectors(cache: VectorCache): Promise<void> {
+  private refreshVectors(): Promise<VectorCache> {
     if (this.refreshing === null) {
-      const run = this.read((s) => refreshVectorCache(s, cache, this.pgvector));
+      const run = this.vectorCache().then(async (cache) => {
+        if (await this.read((s) => refreshVectorCache(s, cache, this.pgvector))) return cache;
+        this.vectorsLoading = null;
+        cache.close();
+        return this.vectorCache();
+      });
       this.refreshing = run.finally(() => {
         this.refreshing = null;
       });
@@ -469,7 +475,7 @@ class PostgresStore implements MemoryStore {
       .catch(() => undefined)
       .then(() => {
         this.nextRefresh = null;
-        return this.refreshVectors(cache);
+        return this.refreshVectors();
       });
     return this.nextRefresh;
   }

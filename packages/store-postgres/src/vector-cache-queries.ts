@@ -21,7 +21,8 @@ const columns = (pgvector: boolean) =>
 /** The statement's snapshot as a `FeedPosition`, for a query over `snap` (see `SNAPSHOT`). */
 const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
 const POSITION = `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
-  (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip`;
+  (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip,
+  extract(epoch FROM pg_postmaster_start_time())::text AS server`;
 
 /**
  * The records, aliased `r`, that a cache at `from` has not seen and that are
@@ -41,7 +42,11 @@ function unseenRecords(p: Params, from: FeedPosition): string {
 
 function toPosition(row: Row | undefined): FeedPosition {
   if (row === undefined) throw new Error('the snapshot query returned no row');
-  return { from: String(row.xmax), pending: (row.xip as string[]) ?? [] };
+  return {
+    from: String(row.xmax),
+    pending: (row.xip as string[]) ?? [],
+    server: String(row.server),
+  };
 }
 
 /**
@@ -77,13 +82,14 @@ export async function loadVectorCache(
 /**
  * Adds the records written by the transactions that had not finished at the
  * cache's position (see VectorCache), and moves the position to this
- * statement's snapshot.
+ * statement's snapshot. False, changing nothing, when the server has
+ * restarted since the position was taken: the cache must be loaded anew.
  */
 export async function refreshVectorCache(
   s: Session,
   cache: VectorCache,
   pgvector: boolean,
-): Promise<void> {
+): Promise<boolean> {
   const from = cache.position;
   if (from === null) throw new Error('refresh before the first load');
   const p = new Params();
@@ -95,8 +101,11 @@ export async function refreshVectorCache(
      ) c ON true`,
     p,
   );
+  const position = toPosition(rows[0]);
+  if (position.server !== from.server) return false;
   for (const row of rows) if (row.id !== null) cache.add(toCached(row, pgvector));
-  cache.position = toPosition(rows[0]);
+  cache.position = position;
+  return true;
 }
 
 /**

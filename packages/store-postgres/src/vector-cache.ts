@@ -18,6 +18,12 @@ export interface FeedPosition {
   readonly from: string;
   /** The snapshot's transactions still in progress. */
   readonly pending: readonly string[];
+  /**
+   * When the server that took the snapshot started (`pg_postmaster_start_time`,
+   * epoch seconds): the ids above mean nothing to a server restarted since,
+   * whose transaction ids a restore or a failover may have taken back.
+   */
+  readonly server: string;
 }
 
 const SHARED = 1;

@@ -15,6 +15,8 @@ const run = promisify(execFile);
  */
 export interface DedicatedServer {
   url: string;
+  /** The data folder (owned by the user the server runs as). */
+  data: string;
   /** `pg_ctl stop`: `fast` disconnects clients and shuts down cleanly, `immediate` is a crash. */
   stop(mode: 'fast' | 'immediate'): Promise<void>;
   /** Starts it again on the same port and data. */
@@ -103,6 +105,7 @@ export async function startDedicatedServer(bin: string): Promise<DedicatedServer
   await start();
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    data,
     stop,
     start,
     destroy: async () => {

@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import {
   createEngine,
   type MemoryStore,
+  MnemoError,
   type RecordFilters,
   type ScoredRecord,
   type Visibility,
@@ -10,6 +13,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { describePostgres, dropSchema, PG_URL, PGVECTOR_URL, uniqueSchema } from './database.js';
+import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 
 // A vector search without filters finds its candidates on codes held in the process
 // (`vectorIndex: 'memory'`, the default) while other processes write: here other stores on the
@@ -54,6 +58,7 @@ function store(url: string, schema: string, vectorIndex: 'memory' | 'sql'): Memo
     vectorDimensions: DIMENSIONS,
     vectorIndex,
     maxConnections: 3,
+    connectionTimeoutMs: 5_000,
   });
   cleanup.push(() => opened.close());
   return opened;
@@ -109,6 +114,19 @@ function copyRecord(schema: string, copyId: string, writtenBy: 'this' | 'none'):
   return `INSERT INTO ${t} SELECT (jsonb_populate_record(NULL::${t},
     to_jsonb(r) || jsonb_build_object('id', '${copyId}', 'written_xid', ${xid}))).*
     FROM ${t} r WHERE id = $1`;
+}
+
+const run = promisify(execFile);
+const bin = postgresBinDir();
+
+/** `call`, again once if the store was unavailable (a pooled connection the restart closed). */
+async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE')) throw error;
+    return call();
+  }
 }
 
 const urls: [string, string | undefined][] = [
@@ -465,5 +483,33 @@ describePostgres('vector search from memory', () => {
         'copy-of-bird',
       ]);
     },
+  );
+
+  it.skipIf(bin === null)(
+    'loads the codes again after a server restart, which may have taken the server back in time',
+    async () => {
+      const server = await startDedicatedServer(bin as string);
+      cleanup.push(() => server.destroy());
+      const { engine, memory, sql } = await setUp(server.url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(13, 30).map((content) => ({ content })));
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      await same(memory, sql, visibility());
+      // A copy of the data folder, then transactions the cache's position moves past.
+      await server.stop('fast');
+      await run('cp', ['-a', server.data, `${server.data}.copy`]);
+      await server.start();
+      await afterRestart(() => a.rememberMany(texts(14, 20).map((content) => ({ content }))));
+      await afterRestart(() => same(memory, sql, visibility()));
+      // Restored from the copy: the next transactions take ids the position is already past.
+      await server.stop('fast');
+      await run('rm', ['-rf', server.data]);
+      await run('mv', [`${server.data}.copy`, server.data]);
+      await server.start();
+      const { id } = await afterRestart(() => a.remember({ content: 'bird' }));
+      const [birds] = await afterRestart(() => same(memory, sql, visibility(), 5, ['bird']));
+      expect(birds?.[0]).toEqual(['bird', id, 1]);
+    },
+    120_000,
   );
 });
