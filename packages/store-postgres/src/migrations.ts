@@ -254,8 +254,10 @@ export const MIGRATIONS: readonly Migration[] = [
       // A row written with another transaction's id, or none (a data-only restore copies the
       // column), or a deleted or expired record made live again by hand, would stay unseen by a
       // running process's vector cache, which follows `written_xid` forward only. These give
-      // such a write this transaction's id. mnemo's own writes take the column's default and
-      // only delete, so the trigger conditions are false for them and no function runs.
+      // such a write this transaction's id, also where logical replication applies rows (a
+      // session of replication role `replica`, in which only ALWAYS triggers fire). mnemo's own
+      // writes take the column's default and only delete, so the trigger conditions are false
+      // for them and no function runs.
       `CREATE FUNCTION ${s}.mnemo_written_now() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
           NEW.written_xid := pg_current_xact_id();
@@ -272,6 +274,8 @@ export const MIGRATIONS: readonly Migration[] = [
           OR (OLD.is_plan, OLD.agent_id, OLD.org_id, OLD.scope, OLD.expires_at, OLD.embedding)
              IS DISTINCT FROM (NEW.is_plan, NEW.agent_id, NEW.org_id, NEW.scope, NEW.expires_at, NEW.embedding)))
         EXECUTE FUNCTION ${s}.mnemo_written_now()`,
+      `ALTER TABLE ${s}.mnemo_records ENABLE ALWAYS TRIGGER mnemo_records_written_insert,
+        ENABLE ALWAYS TRIGGER mnemo_records_written_update`,
     ],
   },
 ];

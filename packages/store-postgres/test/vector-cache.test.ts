@@ -335,11 +335,18 @@ describePostgres('vector search from memory', () => {
         [],
         [],
       ]);
-      // Back as a data-only restore writes them: every column as it was, or without the
-      // writing transaction's id (a copy from before schema version 7).
-      await client.query(`INSERT INTO ${t} SELECT * FROM "${schema}".backup WHERE id = ANY($1)`, [
-        ids.slice(0, 2),
+      // Back as a data-only restore writes them: every column as it was (one of them as
+      // logical replication applies a row, in a session of replication role `replica`), or
+      // without the writing transaction's id (a copy from before schema version 7).
+      await client.query(`INSERT INTO ${t} SELECT * FROM "${schema}".backup WHERE id = $1`, [
+        ids[0],
       ]);
+      await client.query('BEGIN');
+      await client.query('SET LOCAL session_replication_role = replica');
+      await client.query(`INSERT INTO ${t} SELECT * FROM "${schema}".backup WHERE id = $1`, [
+        ids[1],
+      ]);
+      await client.query('COMMIT');
       await client.query(
         `INSERT INTO ${t} SELECT (jsonb_populate_record(NULL::${t},
            to_jsonb(b) || '{"written_xid": null}'::jsonb)).* FROM "${schema}".backup b WHERE id = $1`,
