@@ -271,11 +271,14 @@ export const MIGRATIONS: readonly Migration[] = [
         BEFORE UPDATE OF deleted_at, is_plan, agent_id, org_id, scope, expires_at, embedding
         ON ${s}.mnemo_records
         FOR EACH ROW WHEN (NEW.deleted_at IS NULL AND NOT NEW.is_plan AND (OLD.deleted_at IS NOT NULL
-          OR (OLD.is_plan, OLD.agent_id, OLD.org_id, OLD.scope, OLD.expires_at, OLD.embedding)
-             IS DISTINCT FROM (NEW.is_plan, NEW.agent_id, NEW.org_id, NEW.scope, NEW.expires_at, NEW.embedding)))
+          OR (OLD.is_plan, OLD.agent_id, OLD.org_id, OLD.scope, OLD.expires_at, OLD.embedding::text)
+             IS DISTINCT FROM (NEW.is_plan, NEW.agent_id, NEW.org_id, NEW.scope, NEW.expires_at, NEW.embedding::text)))
         EXECUTE FUNCTION ${s}.mnemo_written_now()`,
       `ALTER TABLE ${s}.mnemo_records ENABLE ALWAYS TRIGGER mnemo_records_written_insert,
         ENABLE ALWAYS TRIGGER mnemo_records_written_update`,
+      // (The embeddings are compared as text: pgvector's = lives in the extension's schema,
+      // which a trigger's condition does not name, so pg_dump's output of a comparison of
+      // vectors fails to restore under pg_restore's and pg_upgrade's empty search_path.)
     ],
   },
 ];

@@ -1,8 +1,24 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createEngine, planAccess } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import {
+  adminQuery,
+  describePostgres,
+  dropSchema,
+  PG_URL,
+  PGVECTOR_URL,
+  queryOn,
+  uniqueSchema,
+} from './database.js';
+import { postgresBinDir } from './dedicated-server.js';
+
+const run = promisify(execFile);
+const bin = postgresBinDir();
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -170,6 +186,50 @@ describePostgres('record storage', () => {
       ['walking the dog, walking the cat', false],
     ]);
   });
+
+  for (const [kind, url, options] of [
+    ['real[]', PG_URL, { vector: 'array' }],
+    ['vector', PGVECTOR_URL, { vector: 'pgvector' }],
+    ['vector(16)', PGVECTOR_URL, { vector: 'pgvector', vectorDimensions: 16 }],
+  ] as const) {
+    it.skipIf(url === undefined || bin === null)(
+      `survives pg_dump and pg_restore, as pg_upgrade runs them (${kind})`,
+      async () => {
+        const schema = uniqueSchema('dump');
+        cleanup.push(() => dropSchema(schema, url));
+        const engine = createEngine({
+          store: createPostgresStore({ connectionString: url, schema, ...options }),
+          embedder: createHashEmbedder({ dimensions: 16 }),
+        });
+        await engine.init();
+        await engine.as('agent-a').remember({ content: 'the dog sleeps' });
+        await engine.close();
+        const folder = mkdtempSync('/tmp/mnemo-dump-');
+        cleanup.push(async () => rmSync(folder, { recursive: true, force: true }));
+        const dump = join(folder, 'dump');
+        await run(join(bin as string, 'pg_dump'), ['-Fc', '-n', schema, '-f', dump, url as string]);
+        await dropSchema(schema, url);
+        // The whole restore in one transaction, stopping at the first error (its schema part
+        // runs with an empty search_path, as pg_upgrade's does).
+        await run(join(bin as string, 'pg_restore'), [
+          '--single-transaction',
+          '--exit-on-error',
+          '-d',
+          url as string,
+          dump,
+        ]);
+        const triggers = await queryOn(
+          url as string,
+          `SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY 1`,
+          [`"${schema}".mnemo_records`],
+        );
+        expect(triggers.rows.map((row) => row.tgname)).toEqual([
+          'mnemo_records_written_insert',
+          'mnemo_records_written_update',
+        ]);
+      },
+    );
+  }
 
   it('refuses a schema of a version newer than it knows, changing nothing', async () => {
     const schema = uniqueSchema('storage');
