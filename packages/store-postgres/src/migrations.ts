@@ -279,6 +279,16 @@ export const MIGRATIONS: readonly Migration[] = [
       // (The embeddings are compared as text: pgvector's = lives in the extension's schema,
       // which a trigger's condition does not name, so pg_dump's output of a comparison of
       // vectors fails to restore under pg_restore's and pg_upgrade's empty search_path.)
+      //
+      // Transaction ids compare only within one run of the server's history: a crash makes the
+      // server hand out again the ids it had not logged, and a restore or a failover may take
+      // them back further, so a vector cache must then load anew. Crash recovery, and a data
+      // folder restored or promoted, leave an unlogged table empty: a process that finds the
+      // token it loaded with gone loads anew, and writes a new one (see vector-cache-queries.ts).
+      `CREATE UNLOGGED TABLE ${s}.mnemo_cache_epoch (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        token text NOT NULL
+      )`,
     ],
   },
 ];

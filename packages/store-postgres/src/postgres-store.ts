@@ -454,9 +454,9 @@ class PostgresStore implements MemoryStore {
    * The vector cache, brought up to a snapshot taken after this call: a
    * refresh running already may have taken its snapshot before a write the
    * caller saw commit, so the caller waits for the next one, which every
-   * caller arriving meanwhile shares. When the server has restarted since
-   * the cache's position was taken (a restore or a failover may have taken
-   * its transaction ids back), the cache is loaded anew.
+   * caller arriving meanwhile shares. When the cache's position belongs to
+   * another run of the transaction ids (see `FeedPosition.run`: a restart, a
+   * crash, a restore), the cache is loaded anew.
    */
   private refreshVectors(): Promise<VectorCache> {
     if (this.refreshing === null) {

@@ -20,9 +20,13 @@ const columns = (pgvector: boolean) =>
 
 /** The statement's snapshot as a `FeedPosition`, for a query over `snap` (see `SNAPSHOT`). */
 const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
-const POSITION = `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
-  (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip,
-  extract(epoch FROM pg_postmaster_start_time())::text AS server`;
+function positionColumns(s: Session, p: Params): string {
+  return `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
+    (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip,
+    concat_ws(' ', extract(epoch FROM pg_postmaster_start_time()),
+      ${p.add(`${s.schema}.mnemo_records`, '::regclass')}::oid,
+      (SELECT token FROM ${s.schema}.mnemo_cache_epoch)) AS run`;
+}
 
 /**
  * The records, aliased `r`, that a cache at `from` has not seen and that are
@@ -42,11 +46,7 @@ function unseenRecords(p: Params, from: FeedPosition): string {
 
 function toPosition(row: Row | undefined): FeedPosition {
   if (row === undefined) throw new Error('the snapshot query returned no row');
-  return {
-    from: String(row.xmax),
-    pending: (row.xip as string[]) ?? [],
-    server: String(row.server),
-  };
+  return { from: String(row.xmax), pending: (row.xip as string[]) ?? [], run: String(row.run) };
 }
 
 /**
@@ -60,30 +60,37 @@ export async function loadVectorCache(
   cache: VectorCache,
   pgvector: boolean,
 ): Promise<void> {
-  const [row] = await s.all(`WITH ${SNAPSHOT} SELECT ${POSITION}`);
-  const position = toPosition(row);
+  // The token of this run (see migration 8), unless a process wrote it already.
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_cache_epoch (token) VALUES (gen_random_uuid()::text)
+     ON CONFLICT DO NOTHING`,
+  );
+  const p = new Params();
+  const [row] = await s.all(`WITH ${SNAPSHOT} SELECT ${positionColumns(s, p)}`, p);
+  const start = toPosition(row);
   let after: string | null = null;
   for (;;) {
-    const p = new Params();
+    const page = new Params();
     const rows = await s.all(
       `SELECT ${columns(pgvector)} FROM ${s.schema}.mnemo_records r
        WHERE NOT r.is_plan AND r.deleted_at IS NULL
-         ${after === null ? '' : `AND r.id > ${p.add(after, '::text')}`}
-       ORDER BY r.id LIMIT ${p.add(LOAD_PAGE, '::int')}`,
-      p,
+         ${after === null ? '' : `AND r.id > ${page.add(after, '::text')}`}
+       ORDER BY r.id LIMIT ${page.add(LOAD_PAGE, '::int')}`,
+      page,
     );
     for (const record of rows) cache.add(toCached(record, pgvector));
     if (rows.length < LOAD_PAGE) break;
     after = String((rows[rows.length - 1] as Row).id);
   }
-  cache.position = position;
+  cache.position = start;
 }
 
 /**
  * Adds the records written by the transactions that had not finished at the
  * cache's position (see VectorCache), and moves the position to this
- * statement's snapshot. False, changing nothing, when the server has
- * restarted since the position was taken: the cache must be loaded anew.
+ * statement's snapshot. False, changing nothing, when the position was
+ * taken on another run of the transaction ids (`FeedPosition.run`): the
+ * cache must be loaded anew.
  */
 export async function refreshVectorCache(
   s: Session,
@@ -95,16 +102,16 @@ export async function refreshVectorCache(
   const p = new Params();
   const rows = await s.all(
     `WITH ${SNAPSHOT}
-     SELECT ${POSITION}, c.* FROM (SELECT) one LEFT JOIN LATERAL (
+     SELECT ${positionColumns(s, p)}, c.* FROM (SELECT) one LEFT JOIN LATERAL (
        SELECT ${columns(pgvector)} FROM ${s.schema}.mnemo_records r
        WHERE ${unseenRecords(p, from)}
      ) c ON true`,
     p,
   );
-  const position = toPosition(rows[0]);
-  if (position.server !== from.server) return false;
+  const to = toPosition(rows[0]);
+  if (to.run !== from.run) return false;
   for (const row of rows) if (row.id !== null) cache.add(toCached(row, pgvector));
-  cache.position = position;
+  cache.position = to;
   return true;
 }
 

@@ -19,11 +19,13 @@ export interface FeedPosition {
   /** The snapshot's transactions still in progress. */
   readonly pending: readonly string[];
   /**
-   * When the server that took the snapshot started (`pg_postmaster_start_time`,
-   * epoch seconds): the ids above mean nothing to a server restarted since,
-   * whose transaction ids a restore or a failover may have taken back.
+   * Which run of the transaction ids the ones above belong to: when the
+   * server started, the records table's oid, and the token of the unlogged
+   * `mnemo_cache_epoch` (migration 8). A restart, the schema restored anew,
+   * or crash recovery (which hands out again the ids it had not logged)
+   * changes it, and the ids above then mean nothing.
    */
-  readonly server: string;
+  readonly run: string;
 }
 
 const SHARED = 1;

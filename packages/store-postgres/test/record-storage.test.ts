@@ -138,6 +138,7 @@ describePostgres('record storage', () => {
     await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
     await adminQuery(`DROP FUNCTION "${schema}".mnemo_written_now() CASCADE`);
+    await adminQuery(`DROP TABLE "${schema}".mnemo_cache_epoch`);
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records DROP COLUMN written_xid`);
     await adminQuery(`DELETE FROM "${schema}".mnemo_migrations WHERE version >= 4`);
     expect((await recordsTable(schema)).reloptions).toBeNull();

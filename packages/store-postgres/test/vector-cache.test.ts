@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   createEngine,
@@ -518,5 +521,65 @@ describePostgres('vector search from memory', () => {
       expect(birds?.[0]).toEqual(['bird', id, 1]);
     },
     120_000,
+  );
+
+  it.skipIf(bin === null)(
+    'loads the codes again after a backend crash, after which transaction ids are handed out again',
+    async () => {
+      const server = await startDedicatedServer(bin as string);
+      cleanup.push(() => server.destroy());
+      const { engine, memory, sql } = await setUp(server.url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(15, 30).map((content) => ({ content })));
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      // A transaction takes an id and rolls back; a search moves the cache's position past it.
+      const victim = new pg.Client({ connectionString: server.url });
+      victim.on('error', () => undefined);
+      await victim.connect();
+      const pid = Number((await victim.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      await victim.query('BEGIN');
+      await victim.query('SELECT pg_current_xact_id()');
+      await victim.query('ROLLBACK');
+      await same(memory, sql, visibility());
+      // A backend crashes: the server resets (the same postmaster) and replays its log, in
+      // which that id was never written, so the next transaction takes it again.
+      process.kill(pid, 'SIGKILL');
+      let written: { id: string } | null = null;
+      for (let tries = 0; written === null; tries += 1) {
+        await sleep(200);
+        written = await a.remember({ content: 'bird' }).catch((error) => {
+          if (tries > 50) throw error;
+          return null;
+        });
+      }
+      const [birds] = await afterRestart(() => same(memory, sql, visibility(), 5, ['bird']));
+      expect(birds?.[0]).toEqual(['bird', written.id, 1]);
+    },
+    120_000,
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined || bin === null)(
+    'loads the codes again after the schema is restored into the running server',
+    async () => {
+      const url = PGVECTOR_URL as string;
+      const { schema, engine, memory, sql } = await setUp(url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(16, 30).map((content) => ({ content })));
+      const { id } = await a.remember({ content: 'bird' });
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      const folder = mkdtempSync('/tmp/mnemo-dump-');
+      cleanup.push(async () => rmSync(folder, { recursive: true, force: true }));
+      const dump = join(folder, 'dump');
+      await run(join(bin as string, 'pg_dump'), ['-Fc', '-n', schema, '-f', dump, url]);
+      // Forgotten; a search for the best one finds it gone, so the codes drop it.
+      await a.forget({ ids: [id] });
+      const [gone] = await same(memory, sql, visibility(), 1, ['bird']);
+      expect(gone?.[0]?.[1]).not.toBe(id);
+      // The backup restored over the schema: tables made anew, the data loaded before the
+      // triggers are.
+      await run(join(bin as string, 'pg_restore'), ['--clean', '-d', url, dump]);
+      const [birds] = await afterRestart(() => same(memory, sql, visibility(), 5, ['bird']));
+      expect(birds?.[0]).toEqual(['bird', id, 1]);
+    },
   );
 });
