@@ -122,13 +122,19 @@ function copyRecord(schema: string, copyId: string, writtenBy: 'this' | 'none'):
 const run = promisify(execFile);
 const bin = postgresBinDir();
 
-/** `call`, again once if the store was unavailable (a pooled connection the restart closed). */
+/**
+ * `call`, again while the store is unavailable (a pooled connection the restart closed, a
+ * server still recovering), for up to 10 s.
+ */
 async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE')) throw error;
-    return call();
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      const unavailable = MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE';
+      if (!unavailable || tries === 50) throw error;
+      await sleep(200);
+    }
   }
 }
 
@@ -544,16 +550,9 @@ describePostgres('vector search from memory', () => {
       // A backend crashes: the server resets (the same postmaster) and replays its log, in
       // which that id was never written, so the next transaction takes it again.
       process.kill(pid, 'SIGKILL');
-      let written: { id: string } | null = null;
-      for (let tries = 0; written === null; tries += 1) {
-        await sleep(200);
-        written = await a.remember({ content: 'bird' }).catch((error) => {
-          if (tries > 50) throw error;
-          return null;
-        });
-      }
+      const { id } = await afterRestart(() => a.remember({ content: 'bird' }));
       const [birds] = await afterRestart(() => same(memory, sql, visibility(), 5, ['bird']));
-      expect(birds?.[0]).toEqual(['bird', written.id, 1]);
+      expect(birds?.[0]).toEqual(['bird', id, 1]);
     },
     120_000,
   );

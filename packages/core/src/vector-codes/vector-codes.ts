@@ -52,8 +52,9 @@ export interface Candidates {
   /**
    * Every marked slot left out scores below this, after rounding to 10
    * decimals: the `limit`-th best lower bound less half the slack, or
-   * -Infinity when fewer than `limit` visible slots are coded. When the marked slots are exactly the
-   * visible ones, the candidates' `limit`-th exact score always reaches it;
+   * -Infinity when fewer than `limit` visible slots are coded. When the
+   * marked slots are exactly the visible ones, the candidates' `limit`-th
+   * exact score always reaches it;
    * when they are more (a store that checks visibility in SQL), a
    * `limit`-th exact score among the visible candidates at or above it
    * proves their top is the exact top.
