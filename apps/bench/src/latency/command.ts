@@ -7,7 +7,7 @@ import { parseStoreTarget } from '../shared/stores.js';
 import { DEFAULT_LOCOMO } from '../shared/workload.js';
 import {
   DIMENSIONS,
-  LATENCY_STRATEGIES,
+  LATENCY_LANES,
   type LatencyBenchOptions,
   type LatencyBenchResult,
   LIMIT,
@@ -20,15 +20,18 @@ import {
 export const LATENCY_USAGE = `Usage: pnpm bench latency --records <N> [options]
 
 Recall latency at scale: loads N records (LoCoMo turns, repeated with the
-suffix " #<i>"; one agent) into a fresh store with rememberMany (chunks of
-${LOAD_BATCH}, hash embedder ${DIMENSIONS} d), then times ${QUERIES} recalls (limit ${LIMIT}) per strategy
-(lexical, semantic, hybrid) with LoCoMo questions, after ${WARMUP} untimed ones. The
+suffix " #<i>"; one agent; memory types episodic, semantic, procedural in
+turn) into a fresh store with rememberMany (chunks of ${LOAD_BATCH}, hash embedder
+${DIMENSIONS} d), then times ${QUERIES} recalls (limit ${LIMIT}) per lane with LoCoMo
+questions, after ${WARMUP} untimed ones: lexical, semantic and hybrid without
+filters, and lexical filtered on memory types episodic and semantic (two
+records in three pass). The
 baseline, same run: the in-process BM25 of 'bench recall' over the same N
 texts, timed per query with the same questions.
 
 Options:
   --records <N>              records to load (required)
-  --queries <n>              timed recalls per strategy (default ${QUERIES})
+  --queries <n>              timed recalls per lane (default ${QUERIES})
   --data <file>              a LoCoMo file (default ${DEFAULT_LOCOMO})
   --store duckdb|postgres    the store (default duckdb: a temp file, deleted afterwards)
   --pg-url <url>             with --store postgres: postgres://user:pw@host:port/db
@@ -86,6 +89,8 @@ export function summarizeLatency(r: LatencyBenchResult) {
     lexicalP95Ms: ms(s.lexical.p95Ms),
     semanticP95Ms: ms(s.semantic.p95Ms),
     hybridP95Ms: ms(s.hybrid.p95Ms),
+    lexicalFilteredP50Ms: ms(s.lexicalFiltered.p50Ms),
+    lexicalFilteredP95Ms: ms(s.lexicalFiltered.p95Ms),
     baseline: {
       name: base.name,
       p50Ms: ms(base.p50Ms),
@@ -99,7 +104,7 @@ export function summarizeLatency(r: LatencyBenchResult) {
       lexicalP95: ratioOrNull(s.lexical.p95Ms, base.p95Ms),
     },
     strategies: Object.fromEntries(
-      LATENCY_STRATEGIES.map((name) => [
+      LATENCY_LANES.map((name) => [
         name,
         {
           p50Ms: ms(s[name].p50Ms),
@@ -136,10 +141,10 @@ export function formatLatencyTable(r: LatencyBenchResult): string[] {
   ];
   return [
     '',
-    `latency: ${r.store}, ${r.records} records, ${r.queries} recalls per strategy`,
+    `latency: ${r.store}, ${r.records} records, ${r.queries} recalls per lane`,
     ...formatTable([
-      ['strategy', 'p50 ms', 'p95 ms', 'mean ms'],
-      ...LATENCY_STRATEGIES.map((name) => row(`mnemo ${name}`, r.strategies[name])),
+      ['lane', 'p50 ms', 'p95 ms', 'mean ms'],
+      ...LATENCY_LANES.map((name) => row(`mnemo ${name}`, r.strategies[name])),
       row('BM25 in-process (baseline)', r.baseline),
     ]),
     `load: ${r.load.records} records in ${(r.load.ms / 1000).toFixed(2)} s; total ${(r.totalMs / 1000).toFixed(2)} s`,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { createEngine } from '@mnemo/core';
+import { createEngine, type MemoryType, type RecallInput } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import { Bm25Index } from '../recall/baseline-bm25.js';
 import { errorMessage } from '../shared/errors.js';
@@ -15,21 +15,37 @@ import {
 import { loadWorkload, makeTexts, spread, type Workload } from '../shared/workload.js';
 
 export const DIMENSIONS = 384;
-/** Timed recalls per strategy. */
+/** Timed recalls per lane. */
 export const QUERIES = 200;
-/** Untimed recalls per strategy before the timed ones. */
+/** Untimed recalls per lane before the timed ones. */
 export const WARMUP = 5;
 export const LIMIT = 10;
 export const LOAD_BATCH = 1000;
 export const AGENT = 'bench-reader';
-export const LATENCY_STRATEGIES = ['lexical', 'semantic', 'hybrid'] as const;
-export type LatencyStrategy = (typeof LATENCY_STRATEGIES)[number];
+/** The timed lanes: each strategy without filters, then lexical with a broad filter. */
+export const LATENCY_LANES = ['lexical', 'semantic', 'hybrid', 'lexicalFiltered'] as const;
+export type LatencyLane = (typeof LATENCY_LANES)[number];
+/** The memory types the loaded records take in turn. */
+export const LOADED_MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic', 'procedural'];
+/**
+ * The filter of `lexicalFiltered`: two of the three loaded types, so two records
+ * in three pass it, as a filter on a type or a tag an agent uses often does.
+ * BM25's statistics are then those of the records that pass.
+ */
+export const BROAD_FILTER: RecallInput['filters'] = { memoryTypes: ['episodic', 'semantic'] };
+
+const LANE_RECALLS: Record<LatencyLane, Omit<RecallInput, 'query'>> = {
+  lexical: { strategy: 'lexical' },
+  semantic: { strategy: 'semantic' },
+  hybrid: { strategy: 'hybrid' },
+  lexicalFiltered: { strategy: 'lexical', filters: BROAD_FILTER },
+};
 
 export interface LatencyBenchOptions {
   records: number;
   dataPath: string;
   store: StoreTarget;
-  /** Timed recalls per strategy (default 200). */
+  /** Timed recalls per lane (default 200). */
   queries?: number;
   progress?: (line: string) => void;
 }
@@ -46,8 +62,8 @@ export interface LatencyBenchResult {
   store: StoreTarget['kind'];
   records: number;
   queries: number;
-  /** Per strategy; `firstMs` is the first (untimed) recall of the reopened store. */
-  strategies: Record<LatencyStrategy, Latencies & { meanHits: number; firstMs: number }>;
+  /** Per lane; `firstMs` is the first (untimed) recall of the reopened store. */
+  strategies: Record<LatencyLane, Latencies & { meanHits: number; firstMs: number }>;
   baseline: Latencies & { name: 'bm25-inprocess'; buildMs: number };
   load: { records: number; ms: number; storedRecords: number };
   storeInfo: Record<string, string>;
@@ -67,8 +83,8 @@ function summarizeTimes(times: readonly number[]): Latencies {
 
 /**
  * Loads `records` records into a fresh store with `rememberMany` (chunks of
- * 1,000, hash embedder 384 d, one agent), reopens it, then times `queries`
- * recalls per strategy with LoCoMo questions, and the in-process BM25
+ * 1,000, hash embedder 384 d, one agent, the memory types in turn), reopens
+ * it, then times `queries` recalls per lane with LoCoMo questions, and the in-process BM25
  * baseline over the same texts with the same questions.
  */
 export async function runLatencyBench(options: LatencyBenchOptions): Promise<LatencyBenchResult> {
@@ -116,7 +132,10 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     let written = 0;
     for (let start = 0; start < texts.length; start += LOAD_BATCH) {
       const results = await loader.rememberMany(
-        texts.slice(start, start + LOAD_BATCH).map((content) => ({ content })),
+        texts.slice(start, start + LOAD_BATCH).map((content, i) => ({
+          content,
+          memoryType: LOADED_MEMORY_TYPES[(start + i) % LOADED_MEMORY_TYPES.length],
+        })),
       );
       written += results.filter((r) => !r.deduplicated).length;
       if ((start / LOAD_BATCH) % 10 === 9 || start + LOAD_BATCH >= texts.length) {
@@ -142,30 +161,30 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     const handle = engine.as(AGENT);
 
     const strategies = {} as LatencyBenchResult['strategies'];
-    for (const strategy of LATENCY_STRATEGIES) {
+    for (const lane of LATENCY_LANES) {
       let firstMs = 0;
-      // The first recall of a strategy pays what the store loads on first use (DuckDB's
+      // The first recall of a lane pays what the store loads on first use (DuckDB's
       // lexical index); it is reported apart, not among the timed ones.
       const f0 = performance.now();
       for (const [i, query] of warmup.entries()) {
-        await handle.recall({ query, strategy, limit: LIMIT });
+        await handle.recall({ query, ...LANE_RECALLS[lane], limit: LIMIT });
         if (i === 0) firstMs = performance.now() - f0;
       }
       const times: number[] = [];
       let hits = 0;
       for (const query of questions) {
         const t0 = performance.now();
-        const result = await handle.recall({ query, strategy, limit: LIMIT });
+        const result = await handle.recall({ query, ...LANE_RECALLS[lane], limit: LIMIT });
         times.push(performance.now() - t0);
         hits += result.hits.length;
       }
-      strategies[strategy] = {
+      strategies[lane] = {
         ...summarizeTimes(times),
         meanHits: hits / questions.length,
         firstMs,
       };
       progress(
-        `[${strategy}] ${times.length} recalls: p50 ${strategies[strategy].p50Ms.toFixed(2)} ms, p95 ${strategies[strategy].p95Ms.toFixed(2)} ms (first recall ${firstMs.toFixed(0)} ms)`,
+        `[${lane}] ${times.length} recalls: p50 ${strategies[lane].p50Ms.toFixed(2)} ms, p95 ${strategies[lane].p95Ms.toFixed(2)} ms (first recall ${firstMs.toFixed(0)} ms)`,
       );
     }
     stopOnSignal();
