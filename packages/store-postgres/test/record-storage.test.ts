@@ -74,6 +74,33 @@ describePostgres('record storage', () => {
     expect(Number(table.toast_bytes)).toBe(0);
   });
 
+  it('indexes the filter columns of a record with the longest ids, owner, org and thread', async () => {
+    // mnemo_records_filters holds these beside the id; a btree entry must stay under 2.7 kB.
+    const schema = uniqueSchema('storage');
+    cleanup.push(() => dropSchema(schema));
+    const id = '€'.repeat(256);
+    const engine = createEngine({
+      store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+      ids: () => id,
+    });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    const a = engine.as('a'.repeat(256), { orgId: 'o'.repeat(256) });
+    const written = await a.remember({ content: 'hiking boots', threadId: '🥾'.repeat(128) });
+    expect(written.id).toBe(id);
+    const found = await a.recall({
+      query: 'boots',
+      filters: { threadId: '🥾'.repeat(128), memoryTypes: ['episodic'] },
+    });
+    expect(found.hits.map((hit) => hit.record.id)).toEqual([id]);
+    const { rows } = await adminQuery(
+      `SELECT max(octet_length(id) + octet_length(agent_id) + octet_length(org_id)
+                  + octet_length(thread_id)) AS bytes
+       FROM "${schema}".mnemo_records`,
+    );
+    expect(Number(rows[0].bytes)).toBe(768 + 256 + 256 + 512);
+  });
+
   it("drops a plan's stats with the plan, whatever the forget mode", async () => {
     const schema = uniqueSchema('plan_stats');
     cleanup.push(() => dropSchema(schema));
@@ -122,7 +149,7 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 8', async () => {
+  it('migrates a schema from version 3 to 9', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -137,6 +164,7 @@ describePostgres('record storage', () => {
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
+    await adminQuery(`DROP INDEX "${schema}".mnemo_records_filters`);
     await adminQuery(`DROP FUNCTION "${schema}".mnemo_written_now() CASCADE`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_cache_epoch`);
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records DROP COLUMN written_xid`);
@@ -147,14 +175,16 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
-         ('mnemo_postings_expiring', 'mnemo_records_thread', 'mnemo_records_written') ORDER BY 1`,
+         ('mnemo_postings_expiring', 'mnemo_records_filters', 'mnemo_records_thread',
+          'mnemo_records_written') ORDER BY 1`,
       [schema],
     );
     expect(indexes.rows.map((row) => row.indexname)).toEqual([
       'mnemo_postings_expiring',
+      'mnemo_records_filters',
       'mnemo_records_thread',
       'mnemo_records_written',
     ]);
@@ -243,13 +273,13 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 8: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 9: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 99]);
   });
 
   it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {
