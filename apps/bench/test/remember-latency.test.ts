@@ -171,7 +171,7 @@ function expectLatencyJson(json: Record<string, unknown>, store: string, records
     load: { records, storedRecords: records },
     baseline: { name: 'bm25-inprocess' },
   });
-  const lanes = json.strategies as Record<string, { firstMs: number; meanHits: number }>;
+  const lanes = json.strategies as Record<string, { firstMs: number }>;
   expect(Object.keys(lanes)).toEqual(['lexical', 'semantic', 'hybrid', 'lexicalFiltered']);
   for (const lane of Object.keys(lanes)) {
     for (const p of ['P50Ms', 'P95Ms']) {

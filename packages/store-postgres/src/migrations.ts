@@ -298,10 +298,10 @@ export const MIGRATIONS: readonly Migration[] = [
       // A recall with filters computes its statistics and matches over the visible records
       // that pass them, which meant reading the whole record table (210 MB at 100,000 records,
       // most of it embeddings) once for the statistics and once to join the postings: a
-      // lexical recall with a filter most records pass took 180-320 ms. This index holds what
-      // the visibility rule and the filters read, so both are index-only scans of about 16 MB
-      // (90-190 ms). Tags stay out: a btree entry is limited to about 2.7 kB, and a record may
-      // carry more tag text than that.
+      // lexical recall with a filter two records in three pass took 205-246 ms p50. This index
+      // holds what the visibility rule and the filters read, so both are index-only scans of
+      // about 16 MB (115-141 ms). Tags stay out: a btree entry is limited to about 2.7 kB, and
+      // a record may carry more tag text than that.
       `CREATE INDEX mnemo_records_filters ON ${s}.mnemo_records (id)
         INCLUDE (agent_id, org_id, scope, is_plan, deleted_at, expires_at, memory_type, importance,
                  created_at, thread_id, doc_length)`,
