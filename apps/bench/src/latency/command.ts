@@ -6,12 +6,14 @@ import { ratio, round } from '../shared/stats.js';
 import { parseStoreTarget } from '../shared/stores.js';
 import { DEFAULT_LOCOMO } from '../shared/workload.js';
 import {
+  BROAD_FILTER,
   DIMENSIONS,
   LATENCY_LANES,
   type LatencyBenchOptions,
   type LatencyBenchResult,
   LIMIT,
   LOAD_BATCH,
+  LOADED_MEMORY_TYPES,
   QUERIES,
   runLatencyBench,
   WARMUP,
@@ -20,11 +22,11 @@ import {
 export const LATENCY_USAGE = `Usage: pnpm bench latency --records <N> [options]
 
 Recall latency at scale: loads N records (LoCoMo turns, repeated with the
-suffix " #<i>"; one agent; memory types episodic, semantic, procedural in
+suffix " #<i>"; one agent; memory types ${LOADED_MEMORY_TYPES.join(', ')} in
 turn) into a fresh store with rememberMany (chunks of ${LOAD_BATCH}, hash embedder
 ${DIMENSIONS} d), then times ${QUERIES} recalls (limit ${LIMIT}) per lane with LoCoMo
 questions, after ${WARMUP} untimed ones: lexical, semantic and hybrid without
-filters, and lexical filtered on memory types episodic and semantic (two
+filters, and lexical filtered on memory types ${BROAD_FILTER.memoryTypes.join(' and ')} (two
 records in three pass). The
 baseline, same run: the in-process BM25 of 'bench recall' over the same N
 texts, timed per query with the same questions.

@@ -32,7 +32,9 @@ export const LOADED_MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic
  * in three pass it, as a filter on a type or a tag an agent uses often does.
  * BM25's statistics are then those of the records that pass.
  */
-export const BROAD_FILTER: RecallInput['filters'] = { memoryTypes: ['episodic', 'semantic'] };
+export const BROAD_FILTER = {
+  memoryTypes: ['episodic', 'semantic'],
+} satisfies RecallInput['filters'];
 
 const LANE_RECALLS: Record<LatencyLane, Omit<RecallInput, 'query'>> = {
   lexical: { strategy: 'lexical' },
