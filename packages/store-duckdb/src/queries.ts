@@ -465,7 +465,7 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
     await s.execPrepared(
       `INSERT INTO mnemo_audit_events VALUES (${p.scalar(single.chain)}, ${p.scalar(single.seq)},
          ${p.scalar(single.id)}, ${p.time(single.at)}, ${p.scalar(single.principal)}, ${p.scalar(single.op)},
-         ${p.strings(single.recordIds)}, ${p.scalar(JSON.stringify(single.details))},
+         ${p.scalar(JSON.stringify(single.recordIds))}, ${p.scalar(JSON.stringify(single.details))},
          ${p.scalar(single.prevHash)}, ${p.scalar(single.hash)})`,
       p,
     );
@@ -478,7 +478,7 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
       { type: BIGINT, values: events.map((e) => BigInt(e.at.getTime())) },
       strings(events.map((e) => e.principal)),
       strings(events.map((e) => e.op)),
-      { type: LIST(VARCHAR), values: events.map((e) => listValue([...e.recordIds])) },
+      strings(events.map((e) => JSON.stringify(e.recordIds))),
       strings(events.map((e) => JSON.stringify(e.details))),
       strings(events.map((e) => e.prevHash)),
       strings(events.map((e) => e.hash)),

@@ -46,7 +46,7 @@ export function rowToAuditEvent(row: Row): AuditEvent {
     at: time(row.occurred_at) as Date,
     principal: row.principal as string,
     op: row.op as AuditEvent['op'],
-    recordIds: row.record_ids as string[],
+    recordIds: JSON.parse(row.record_ids as string) as string[],
     details: JSON.parse(row.details as string) as JsonObject,
     prevHash: row.prev_hash as string,
     hash: row.hash as string,

@@ -6,6 +6,7 @@ import { createEngine } from '@mnemo/core';
 import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
+import { BEFORE_AUDIT_IDS_AS_TEXT, queryFile, runOnFile } from './raw-file.js';
 import { useTempFolder } from './temp-folder.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -180,6 +181,54 @@ describe('DuckDB file store', () => {
     const third = open(path);
     await third.engine.init();
     expect((await third.engine.verifyAudit()).events).toBe(1);
+  });
+
+  it('keeps audit record ids as JSON text, and migrates a file that kept them as a list', async () => {
+    // A list column cost every commit the lists of all rows appended since the last
+    // checkpoint (migration 8); the events must read back the same after the migration.
+    const path = file('audit-ids.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const a = first.engine.as('agent-a');
+    await a.rememberMany([{ content: 'red boots' }, { content: 'red scarf' }]);
+    await a.recall({ query: 'red scarf', strategy: 'lexical' });
+    await a.forget({ ids: ['id-000001', 'id-000002'] });
+    const events = await first.store.readAudit({ limit: 10 });
+    await first.store.close();
+    expect(events.map((event) => [event.op, event.recordIds])).toEqual([
+      ['remember', ['id-000001']],
+      ['remember', ['id-000002']],
+      ['recall', ['id-000002', 'id-000001']],
+      ['forget', ['id-000001', 'id-000002']],
+    ]);
+    const saved = () =>
+      queryFile(
+        path,
+        'SELECT typeof(record_ids) AS type, record_ids FROM mnemo_audit_events ORDER BY seq',
+      );
+    expect(await saved()).toEqual([
+      { type: 'VARCHAR', record_ids: '["id-000001"]' },
+      { type: 'VARCHAR', record_ids: '["id-000002"]' },
+      { type: 'VARCHAR', record_ids: '["id-000002","id-000001"]' },
+      { type: 'VARCHAR', record_ids: '["id-000001","id-000002"]' },
+    ]);
+
+    await runOnFile(path, BEFORE_AUDIT_IDS_AS_TEXT);
+    expect((await saved()).map((row) => row.type)).toEqual(Array(4).fill('VARCHAR[]'));
+    const second = open(path);
+    await second.engine.init();
+    expect(await second.store.readAudit({ limit: 10 })).toEqual(events);
+    expect(await second.engine.verifyAudit()).toMatchObject({ ok: true, events: 4 });
+    await second.store.close();
+    expect(await saved()).toEqual([
+      { type: 'VARCHAR', record_ids: '["id-000001"]' },
+      { type: 'VARCHAR', record_ids: '["id-000002"]' },
+      { type: 'VARCHAR', record_ids: '["id-000002","id-000001"]' },
+      { type: 'VARCHAR', record_ids: '["id-000001","id-000002"]' },
+    ]);
+    expect(
+      await queryFile(path, 'SELECT version, name FROM mnemo_migrations WHERE version = 8'),
+    ).toEqual([{ version: 8, name: 'audit record ids as JSON text' }]);
   });
 
   it('redaction erases the content and metadata from the row and the index, keeping the hash', async () => {

@@ -34,10 +34,37 @@ export async function runOnFile(path: string, statements: readonly string[]): Pr
 }
 
 /**
- * Takes a file back to how schema version 6 left it: no embedding norms. (DuckDB drops no
- * column of a table with an index, so the index goes and comes back.)
+ * Takes a file back to how schema version 7 left it: audit record ids as a VARCHAR[] list.
+ * (DuckDB alters no table with a primary key, so the table is rebuilt.)
+ */
+export const BEFORE_AUDIT_IDS_AS_TEXT: readonly string[] = [
+  `CREATE TABLE mnemo_audit_events_v7 (
+    chain VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    id VARCHAR NOT NULL,
+    occurred_at BIGINT NOT NULL,
+    principal VARCHAR NOT NULL,
+    op VARCHAR NOT NULL,
+    record_ids VARCHAR[] NOT NULL,
+    details VARCHAR NOT NULL,
+    prev_hash VARCHAR NOT NULL,
+    hash VARCHAR NOT NULL,
+    PRIMARY KEY (chain, seq)
+  )`,
+  `INSERT INTO mnemo_audit_events_v7
+     SELECT * REPLACE (from_json(record_ids, '["VARCHAR"]') AS record_ids) FROM mnemo_audit_events`,
+  'DROP TABLE mnemo_audit_events',
+  'ALTER TABLE mnemo_audit_events_v7 RENAME TO mnemo_audit_events',
+  'DELETE FROM mnemo_migrations WHERE version = 8',
+];
+
+/**
+ * Takes a file back to how schema version 6 left it: no embedding norms (and version 8's
+ * change undone). DuckDB drops no column of a table with an index, so the index goes and
+ * comes back.
  */
 export const BEFORE_EMBEDDING_NORMS: readonly string[] = [
+  ...BEFORE_AUDIT_IDS_AS_TEXT,
   'DROP INDEX mnemo_records_dedup_key',
   'ALTER TABLE mnemo_records DROP COLUMN embedding_norm',
   'CREATE INDEX mnemo_records_dedup_key ON mnemo_records (dedup_key)',
