@@ -111,11 +111,15 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   const dimensions = options.vectorDimensions;
   if (
     dimensions !== undefined &&
-    (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_535)
+    (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > queries.MAX_FIXED_DIMENSIONS)
   ) {
-    throw new MnemoError('INVALID_INPUT', 'vectorDimensions: must be an integer from 1 to 65535', {
-      details: { field: 'vectorDimensions' },
-    });
+    throw new MnemoError(
+      'INVALID_INPUT',
+      `vectorDimensions: must be an integer from 1 to ${queries.MAX_FIXED_DIMENSIONS}`,
+      {
+        details: { field: 'vectorDimensions' },
+      },
+    );
   }
   const runSize = options.postingsRunSize;
   if (runSize !== undefined && (!Number.isInteger(runSize) || runSize < 1)) {
@@ -177,7 +181,8 @@ class DuckDBStore implements MemoryStore {
   private searchIndex: SearchIndex | null = null;
   private indexLoading: Promise<SearchIndex> | null = null;
   private vectorsLoading: Promise<SearchIndex> | null = null;
-  // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the schema.
+  // Size of the FLOAT[n] embedding column, or null for a FLOAT[] list: read back from the
+  // schema, then set by the commit that stores the first embedding.
   private fixedDimensions: number | null = null;
   // The embedding size once committed (it never changes after): saves a read per write.
   private dimensions: number | null = null;
@@ -256,11 +261,15 @@ class DuckDBStore implements MemoryStore {
         );
       });
     }
-    const [column] = await writer.all(
-      `SELECT data_type FROM information_schema.columns WHERE table_name = 'mnemo_records' AND column_name = 'embedding'`,
-    );
-    const size = /^FLOAT\[(\d+)\]$/.exec(String(column?.data_type ?? ''))?.[1];
-    this.fixedDimensions = size === undefined ? null : Number(size);
+    this.fixedDimensions = await queries.embeddingColumnSize(writer);
+    const dimensions = await queries.embeddingDimensions(writer);
+    if (this.fixedDimensions === null && dimensions !== null) {
+      // Embeddings stored in a FLOAT[] list by an earlier version (see fixEmbeddingColumn).
+      const fixed = await this.inTransaction(writer, () =>
+        queries.fixEmbeddingColumn(writer, dimensions),
+      );
+      if (fixed) this.fixedDimensions = dimensions;
+    }
     await planQueries.loadPlanIndex(writer, this.plans);
     this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
@@ -386,10 +395,9 @@ class DuckDBStore implements MemoryStore {
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
       const indexChanges: IndexChange[] = [];
-      const seen = { dimensions: this.dimensions, postings: 0 };
+      const seen = { dimensions: this.dimensions, fixed: this.fixedDimensions, postings: 0 };
       const calls = serialTx(
         transactionOn(writer, {
-          fixedDimensions: this.fixedDimensions,
           committed: this.heads,
           advanced,
           seen,
@@ -416,6 +424,7 @@ class DuckDBStore implements MemoryStore {
       }
       for (const [chain, head] of advanced) this.heads.set(chain, head);
       this.dimensions = seen.dimensions;
+      this.fixedDimensions = seen.fixed;
       this.freshPostings += seen.postings;
       this.scheduleSorting(writer);
       for (const change of afterTheirRecords(planChanges, planChangeIds)) {
@@ -514,8 +523,21 @@ class DuckDBStore implements MemoryStore {
 
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.options.searchIndex === 'sql'
-      ? this.read((s) => queries.searchVector(s, query, this.fixedDimensions))
+      ? this.readEmbeddings((s, fixed) => queries.searchVector(s, query, fixed))
       : this.searchVectorInMemory(query);
+
+  /**
+   * Runs a query whose SQL spells the embedding column's type. While the column is a FLOAT[]
+   * list, the transaction that stores the first embedding makes it an array (see
+   * fixEmbeddingColumn), so the query runs in the writer's queue, between commits, where the
+   * type it is given is the one in force.
+   */
+  private readEmbeddings<T>(fn: (s: Session, fixed: number | null) => Promise<T>): Promise<T> {
+    const fixed = this.fixedDimensions;
+    return fixed === null
+      ? this.enqueue((writer) => fn(writer, this.fixedDimensions))
+      : this.read((s) => fn(s, fixed));
+  }
 
   /**
    * Finds the candidates on the search index's vector codes, then has DuckDB
@@ -538,12 +560,12 @@ class DuckDBStore implements MemoryStore {
       );
       if (ids === null) break;
       if (ids.length === 0) return [];
-      const { hits, intact } = await this.read((s) =>
-        scoreCandidates(s, ids, query.vector, this.fixedDimensions, query.limit),
+      const { hits, intact } = await this.readEmbeddings((s, fixed) =>
+        scoreCandidates(s, ids, query.vector, fixed, query.limit),
       );
       if (intact) return hits;
     }
-    return this.read((s) => queries.searchVector(s, query, this.fixedDimensions));
+    return this.readEmbeddings((s, fixed) => queries.searchVector(s, query, fixed));
   }
 
   /** The search index holding vectors: they are loaded on first use, in the writer's queue. */
@@ -650,14 +672,15 @@ function afterTheirRecords<C>(changes: readonly C[], ids: (change: C) => ChangeI
 const dedupPrefix = (key: string): number => Number.parseInt(key.slice(0, 13), 16);
 
 interface TransactionState {
-  /** Size of the FLOAT[n] embedding column, or null. */
-  fixedDimensions: number | null;
   /** Chain heads as committed. */
   committed: ReadonlyMap<string, AuditHead>;
   /** Chain heads this transaction advanced. */
   advanced: Map<string, AuditHead>;
-  /** The embedding size this transaction saw, and the postings it wrote. */
-  seen: { dimensions: number | null; postings: number };
+  /**
+   * The embedding size this transaction saw, the size of the FLOAT[n] embedding column (null
+   * while a FLOAT[] list), and the postings it wrote.
+   */
+  seen: { dimensions: number | null; fixed: number | null; postings: number };
   /** The store's superset of dedup keys. */
   dedupKeys: () => Promise<Set<number>>;
   /** Plan index changes this transaction made, applied once it commits. */
@@ -667,7 +690,7 @@ interface TransactionState {
 }
 
 function transactionOn(s: Session, state: TransactionState): StoreTx {
-  const { fixedDimensions, committed, advanced, seen, planChanges, indexChanges } = state;
+  const { committed, advanced, seen, planChanges, indexChanges } = state;
   // A size read inside the transaction is cached once it commits (see `transaction`).
   const dimensions = async () => {
     seen.dimensions ??= await queries.embeddingDimensions(s);
@@ -690,14 +713,21 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     },
     embeddingDimensions: dimensions,
     fixEmbeddingDimensions: async (size) => {
-      seen.dimensions ??= await queries.fixEmbeddingDimensions(s, size);
+      if (seen.dimensions === null) {
+        seen.dimensions = await queries.fixEmbeddingDimensions(s, size);
+        // The first embedding of a store opened without `vectorDimensions`: its size is the
+        // column's from now on (see queries.fixEmbeddingColumn).
+        if (seen.fixed === null && (await queries.fixEmbeddingColumn(s, seen.dimensions))) {
+          seen.fixed = seen.dimensions;
+        }
+      }
       return seen.dimensions;
     },
     findIds: (ids) => queries.findIds(s, ids),
     insertRecords: async (records) => {
       const known = await state.dedupKeys();
       for (const { dedupKey } of records) known.add(dedupPrefix(dedupKey));
-      seen.postings += await queries.insertRecords(s, records, fixedDimensions);
+      seen.postings += await queries.insertRecords(s, records, seen.fixed);
       for (const { record, isPlan, planTokens, terms, docLength } of records) {
         if (!isPlan && record.deletedAt === null) {
           indexChanges.push({ kind: 'add', document: { ...record, docLength }, terms });

@@ -203,6 +203,40 @@ export async function embeddingDimensions(s: Session): Promise<number | null> {
   return row === undefined ? null : Number(row.value);
 }
 
+/** The size of the `FLOAT[n]` embedding column, or null while it is a `FLOAT[]` list. */
+export async function embeddingColumnSize(s: Session): Promise<number | null> {
+  const [column] = await s.all(
+    `SELECT data_type FROM information_schema.columns WHERE table_name = 'mnemo_records' AND column_name = 'embedding'`,
+  );
+  const size = /^FLOAT\[(\d+)\]$/.exec(String(column?.data_type ?? ''))?.[1];
+  return size === undefined ? null : Number(size);
+}
+
+/** The largest size of a `FLOAT[n]` embedding column. */
+export const MAX_FIXED_DIMENSIONS = 65_535;
+
+/**
+ * Makes a `FLOAT[]` embedding column a `FLOAT[size]` array; returns whether it did: not past
+ * MAX_FIXED_DIMENSIONS, nor when a stored embedding has another size (only a file edited by
+ * hand holds one). DuckDB 1.5
+ * logs a commit that appends non-empty lists with the list values of every row appended to
+ * the table since the last checkpoint, not just its own: a `remember` of a 384-d embedding
+ * logged 1.5 KB more per record written since the checkpoint, so commits grew longer and the
+ * log reached the checkpoint threshold every 150 writes or so. An array logs its own values.
+ * DuckDB alters no column of a table with an index, so the dedup index goes and comes back.
+ */
+export async function fixEmbeddingColumn(s: Session, size: number): Promise<boolean> {
+  if (!Number.isInteger(size) || size < 1 || size > MAX_FIXED_DIMENSIONS) return false;
+  const [other] = await s.all(
+    `SELECT 1 FROM mnemo_records WHERE len(embedding) <> ${size} LIMIT 1`,
+  );
+  if (other !== undefined) return false;
+  await s.exec('DROP INDEX mnemo_records_dedup_key');
+  await s.exec(`ALTER TABLE mnemo_records ALTER embedding TYPE FLOAT[${size}]`);
+  await s.exec('CREATE INDEX mnemo_records_dedup_key ON mnemo_records (dedup_key)');
+  return true;
+}
+
 /** Fixes the embedding size unless one is fixed; returns the size in force. */
 export async function fixEmbeddingDimensions(s: Session, size: number): Promise<number> {
   const p = new Params();

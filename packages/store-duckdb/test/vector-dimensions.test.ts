@@ -6,6 +6,7 @@ import { createEngine } from '@mnemo/core';
 import { cosineReference, createHashEmbedder } from '@mnemo/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
+import { queryFile, runOnFile } from './raw-file.js';
 
 let folder: string | null = null;
 afterEach(() => {
@@ -80,6 +81,104 @@ describe('DuckDB FLOAT[n] embeddings (vectorDimensions)', () => {
       ).hits,
     ).toHaveLength(hits.length);
     await reopened.close();
+  });
+
+  it('makes the column FLOAT[n] with the first embedding of a store opened without a size', async () => {
+    // DuckDB logs every commit that appends lists with the lists appended since the last
+    // checkpoint: a FLOAT[] column made each write log all the embeddings before it.
+    folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-vec-'));
+    const path = join(folder, 'first.duckdb');
+    const embedder = createHashEmbedder({ dimensions: 32 });
+    const open = async (ids?: () => string) => {
+      const store = createDuckDBStore({ path });
+      const engine = createEngine({ store, embedder, ...(ids === undefined ? {} : { ids }) });
+      await engine.init();
+      return { store, engine };
+    };
+    const { store, engine: first } = await open(() => 'same-id');
+    // A write that rolls back (two records, one id) leaves the list and the size unfixed.
+    await expect(
+      first.as('agent-a').rememberMany([{ content: 'alpine lakes' }, { content: 'sourdough' }]),
+    ).rejects.toMatchObject({ code: 'INTERNAL' });
+    expect(await store.embeddingDimensions()).toBeNull();
+    await first.close();
+    expect(await embeddingColumnType(path)).toBe('FLOAT[]');
+
+    const { engine: second } = await open();
+    const agent = second.as('agent-a');
+    const texts = ['alpine lakes and mountain hiking trails', 'sourdough bread'];
+    // Vector searches in flight while the first embeddings commit, on the list or the array.
+    const searches = Array.from({ length: 4 }, () =>
+      agent.recall({ query: 'mountain hiking', strategy: 'semantic' }),
+    );
+    const written = await agent.rememberMany(texts.map((content) => ({ content })));
+    const found = await Promise.all(searches);
+    expect(found.every(({ hits }) => hits.length === 0 || hits.length === 2)).toBe(true);
+    const [query] = await embedder.embed(['mountain hiking']);
+    const vectors = await embedder.embed(texts);
+    const { hits } = await agent.recall({ query: 'mountain hiking', strategy: 'semantic' });
+    expect(hits.map((hit) => [hit.record.id, hit.score])).toEqual(
+      written
+        .map(({ id }, i) => [
+          id,
+          Number(cosineReference(query as Float32Array, vectors[i] as Float32Array).toFixed(10)),
+        ])
+        .sort((a, b) => (b[1] as number) - (a[1] as number)),
+    );
+    await agent.remember({ content: 'hiking boots' });
+    await second.close();
+    expect(await embeddingColumnType(path)).toBe('FLOAT[32]');
+  });
+
+  it('makes the FLOAT[] list of a file written before a FLOAT[n] array when it opens, keeping every value', async () => {
+    folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-vec-'));
+    const path = join(folder, 'old.duckdb');
+    const embedder = createHashEmbedder({ dimensions: 32 });
+    const first = createEngine({ store: createDuckDBStore({ path }), embedder });
+    await first.init();
+    await first
+      .as('agent-a')
+      .rememberMany(
+        ['alpine lakes', 'mountain biking', 'sourdough bread'].map((content) => ({ content })),
+      );
+    await first.close();
+    // The file as earlier versions left it: embeddings in a list.
+    const toList = [
+      'DROP INDEX mnemo_records_dedup_key',
+      'ALTER TABLE mnemo_records ALTER embedding TYPE FLOAT[]',
+      'CREATE INDEX mnemo_records_dedup_key ON mnemo_records (dedup_key)',
+    ];
+    await runOnFile(path, toList);
+    expect(await embeddingColumnType(path)).toBe('FLOAT[]');
+    const embeddings = () =>
+      queryFile(path, 'SELECT id, embedding::FLOAT[] AS embedding FROM mnemo_records ORDER BY id');
+    const before = await embeddings();
+    expect(before.map((row) => (row.embedding as number[]).length)).toEqual([32, 32, 32]);
+
+    const reopened = createEngine({ store: createDuckDBStore({ path }), embedder });
+    await reopened.init();
+    const { hits } = await reopened
+      .as('agent-a')
+      .recall({ query: 'alpine lakes', strategy: 'semantic', limit: 1 });
+    expect([hits[0]?.record.content, hits[0]?.score]).toEqual(['alpine lakes', 1]);
+    await reopened.close();
+    expect(await embeddingColumnType(path)).toBe('FLOAT[32]');
+    expect(await embeddings()).toEqual(before);
+
+    // A file edited by hand to hold an embedding of another size keeps its list, and opens.
+    await runOnFile(path, [
+      ...toList,
+      `UPDATE mnemo_records SET embedding = [1, 2, 3] WHERE id = '${before[0]?.id}'`,
+    ]);
+    const edited = createEngine({ store: createDuckDBStore({ path }), embedder });
+    await edited.init();
+    expect(
+      (await edited.as('agent-a').recall({ query: 'sourdough', strategy: 'lexical' })).hits.map(
+        (hit) => hit.record.content,
+      ),
+    ).toEqual(['sourdough bread']);
+    await edited.close();
+    expect(await embeddingColumnType(path)).toBe('FLOAT[]');
   });
 
   it('rejects a bad size before any I/O', () => {

@@ -7,33 +7,44 @@ import { useTempFolder } from './temp-folder.js';
 
 const { file, cleanup } = useTempFolder('mnemo-duckdb-vector-search-');
 
-/** An embedder that returns the vector listed for each text. */
-function tableEmbedder(vectors: ReadonlyMap<string, readonly number[]>): Embedder {
-  const [first] = vectors.values();
+/** An embedder that returns the vector listed for each text, padded with zeros to `dimensions`. */
+function tableEmbedder(
+  vectors: ReadonlyMap<string, readonly number[]>,
+  dimensions: number,
+): Embedder {
   return {
-    dimensions: first?.length ?? 0,
+    dimensions,
     semantic: true,
     maxBatchSize: 1000,
     async embed(texts) {
       return texts.map((text) => {
         const vector = vectors.get(text);
         if (vector === undefined) throw new Error(`no vector for ${text}`);
-        return Float32Array.from(vector);
+        const padded = new Float32Array(dimensions);
+        padded.set(vector);
+        return padded;
       });
     },
   };
 }
 
+/** The store's `vectorDimensions` option, the size of the embedder's vectors, and the column's type. */
+interface Sizes {
+  vectorDimensions: number | undefined;
+  dimensions: number;
+  column: string;
+}
+
 async function openWith(
   vectors: ReadonlyMap<string, readonly number[]>,
-  vectorDimensions: number | undefined,
+  { vectorDimensions, dimensions }: Sizes,
   path = file('v.duckdb'),
   ids = createSequentialIds(),
 ) {
   const store = createDuckDBStore({ path, vectorDimensions });
   const engine = createEngine({
     store,
-    embedder: tableEmbedder(vectors),
+    embedder: tableEmbedder(vectors, dimensions),
     clock: createManualClock('2026-01-01T00:00:00.000Z'),
     ids,
   });
@@ -60,10 +71,18 @@ function exactRanking(
     .map(({ content }) => content);
 }
 
-describe.each([
-  ['a FLOAT[3] array', 3],
-  ['a FLOAT[] list', undefined],
-])('DuckDB vector search, embeddings in %s', (_kind, vectorDimensions) => {
+describe.each<[string, Sizes]>([
+  ['a FLOAT[3] array', { vectorDimensions: 3, dimensions: 3, column: 'FLOAT[3]' }],
+  [
+    'a FLOAT[3] array the first embedding fixed',
+    { vectorDimensions: undefined, dimensions: 3, column: 'FLOAT[3]' },
+  ],
+  // Past the largest array, the column stays a list (zeros pad the listed vectors).
+  [
+    'a FLOAT[] list of 65,536',
+    { vectorDimensions: undefined, dimensions: 65_536, column: 'FLOAT[]' },
+  ],
+])('DuckDB vector search, embeddings in %s', (_kind, sizes) => {
   // The search estimates every similarity in FLOAT and rescores only the best estimates in
   // DOUBLE. In FLOAT, 1 + (2^-24 - 2^-34) is 1, so `best` (the most similar, by 4e-8) is
   // estimated just below the 100 near-ties, which fill every candidate place and differ by
@@ -76,7 +95,7 @@ describe.each([
       ['best', [1, 2 ** -24 - 2 ** -34, 0]],
       ...ties.map((tie, i): [string, number[]] => [tie, [1, 0, i * 2 ** -31]]),
     ]);
-    const agent = await openWith(vectors, vectorDimensions);
+    const agent = await openWith(vectors, sizes);
     await agent.rememberMany(['best', ...ties].map((content) => ({ content })));
 
     const { hits } = await agent.recall({ query: 'query', strategy: 'semantic', limit: 3 });
@@ -109,7 +128,7 @@ describe.each([
       ['plain query', [1, 0.5, 0.25]],
     ]);
     const stored = ['huge a', 'huge b', 'tiny a', 'tiny b', ...plain];
-    const agent = await openWith(vectors, vectorDimensions);
+    const agent = await openWith(vectors, sizes);
     await agent.rememberMany(stored.map((content) => ({ content })));
 
     for (const query of ['huge query', 'tiny query', 'plain query']) {
@@ -132,7 +151,7 @@ describe.each([
     const norms = () =>
       queryFile(path, 'SELECT content, embedding_norm FROM mnemo_records ORDER BY id');
     const ids = createSequentialIds();
-    const first = await openWith(vectors, vectorDimensions, path, ids);
+    const first = await openWith(vectors, sizes, path, ids);
     const [, , c] = await first.rememberMany(['a', 'b', 'c'].map((content) => ({ content })));
     await first.forget({ ids: [c?.id as string], mode: 'redact' });
     await cleanup.pop()?.();
@@ -142,9 +161,15 @@ describe.each([
       { content: REDACTED_CONTENT, embedding_norm: null },
     ];
     expect(await norms()).toEqual(saved);
+    expect(
+      await queryFile(
+        path,
+        'SELECT DISTINCT typeof(embedding) AS type FROM mnemo_records WHERE embedding IS NOT NULL',
+      ),
+    ).toEqual([{ type: sizes.column }]);
 
     await runOnFile(path, BEFORE_EMBEDDING_NORMS);
-    const reopened = await openWith(vectors, vectorDimensions, path, ids);
+    const reopened = await openWith(vectors, sizes, path, ids);
     await reopened.remember({ content: 'd' });
     const { hits } = await reopened.recall({ query: 'query', strategy: 'semantic' });
     expect(hits.map((hit) => [hit.record.content, hit.score])).toEqual([
