@@ -36,12 +36,13 @@ describe('workload', () => {
 });
 
 describe('bench remember: arguments', () => {
-  it('parses --n, --data, --store and --pg-url', () => {
+  it('parses --n, --data, --store, --pg-url and --no-vector-dimensions', () => {
     expect(parseRememberArgs(['--n', '50'])).toEqual({
       help: false,
       n: 50,
       dataPath: DEFAULT_LOCOMO,
       store: { kind: 'duckdb' },
+      vectorDimensions: true,
     });
     expect(
       parseRememberArgs([
@@ -54,12 +55,14 @@ describe('bench remember: arguments', () => {
         'postgres',
         '--pg-url',
         'postgres://u:p@h:1/d',
+        '--no-vector-dimensions',
       ]),
     ).toEqual({
       help: false,
       n: 7,
       dataPath: 'x.json',
       store: { kind: 'postgres', url: 'postgres://u:p@h:1/d' },
+      vectorDimensions: false,
     });
     expect(parseRememberArgs(['-h'])).toEqual({ help: true });
   });
@@ -187,7 +190,22 @@ describe('bench remember and latency: end to end on DuckDB', () => {
     const result = await run(rememberCommand, '--n', '50', '--data', fixture);
     expect(result.code, result.stderr.join('\n')).toBe(0);
     expectRememberJson(result.json, 'duckdb', 50);
+    expect(result.json.config).toMatchObject({ storeVectorDimensions: 384 });
     expect(result.stderr.some((line) => line.includes('store holds 50'))).toBe(true);
+  }, 120_000);
+
+  it('remember --n 50 --no-vector-dimensions: the stores are opened without a size', async () => {
+    const result = await run(
+      rememberCommand,
+      '--n',
+      '50',
+      '--data',
+      fixture,
+      '--no-vector-dimensions',
+    );
+    expect(result.code, result.stderr.join('\n')).toBe(0);
+    expectRememberJson(result.json, 'duckdb', 50);
+    expect(result.json.config).toMatchObject({ storeVectorDimensions: null });
   }, 120_000);
 
   it('latency --records 100: the store holds exactly 100 records', async () => {

@@ -31,6 +31,9 @@ Options:
   --store duckdb|postgres    the store (default duckdb: temp files, deleted afterwards)
   --pg-url <url>             with --store postgres: postgres://user:pw@host:port/db
                              (new schemas, dropped afterwards)
+  --no-vector-dimensions     open the stores without vectorDimensions, as the
+                             set-ups in the READMEs do (the first embedding
+                             stored fixes the size)
   -h, --help                 show this help
 
 Output: progress and a table on stderr; one JSON object as the last line of stdout.
@@ -41,6 +44,7 @@ const FLAGS = {
   data: { type: 'string' },
   store: { type: 'string' },
   'pg-url': { type: 'string' },
+  'no-vector-dimensions': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -59,6 +63,7 @@ export function parseRememberArgs(argv: readonly string[]): RememberArgs {
     n: positiveInteger('--n', n, 1),
     dataPath: stringFlag(values, 'data') ?? DEFAULT_LOCOMO,
     store: parseStoreTarget(values),
+    vectorDimensions: !booleanFlag(values, 'no-vector-dimensions'),
   };
 }
 
@@ -103,6 +108,7 @@ export function summarizeRemember(r: RememberBenchResult) {
       rawChunk: RAW_CHUNK,
       rawBatchMethod: r.raw.batchMethod,
       rawVectorType: r.raw.vectorType,
+      storeVectorDimensions: r.vectorDimensions ? DIMENSIONS : null,
       storeInfo: r.storeInfo,
     },
     totalMs: round(r.totalMs, 2),

@@ -28,6 +28,8 @@ export interface RememberBenchOptions {
   n: number;
   dataPath: string;
   store: StoreTarget;
+  /** Whether the stores are opened with `vectorDimensions` (else the first embedding fixes it). */
+  vectorDimensions: boolean;
   progress?: (line: string) => void;
 }
 
@@ -41,6 +43,7 @@ export interface RememberBenchResult {
   bench: 'remember';
   store: StoreTarget['kind'];
   n: number;
+  vectorDimensions: boolean;
   sequential: ModeFigures;
   concurrent: ModeFigures;
   batch: ModeFigures;
@@ -75,7 +78,7 @@ export async function runRememberBench(
       : {};
 
   const sequentialRecords = Math.min(options.n, SEQUENTIAL_LIMIT);
-  const sequential = await inFreshEngine(options.store, 'sequential', progress, async (handle) => {
+  const sequential = await inFreshEngine(options, 'sequential', progress, async (handle) => {
     const t0 = performance.now();
     const results: RememberResult[] = [];
     for (let i = 0; i < sequentialRecords; i += 1) {
@@ -83,7 +86,7 @@ export async function runRememberBench(
     }
     return { ms: performance.now() - t0, results };
   });
-  const concurrent = await inFreshEngine(options.store, 'concurrent', progress, async (handle) => {
+  const concurrent = await inFreshEngine(options, 'concurrent', progress, async (handle) => {
     const results: RememberResult[] = new Array(options.n);
     let next = 0;
     const worker = async () => {
@@ -97,7 +100,7 @@ export async function runRememberBench(
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, options.n) }, worker));
     return { ms: performance.now() - t0, results };
   });
-  const batch = await inFreshEngine(options.store, 'batch', progress, async (handle) => {
+  const batch = await inFreshEngine(options, 'batch', progress, async (handle) => {
     const results: RememberResult[] = [];
     const t0 = performance.now();
     for (let start = 0; start < options.n; start += BATCH_SIZE) {
@@ -122,6 +125,7 @@ export async function runRememberBench(
     bench: 'remember',
     store: options.store.kind,
     n: options.n,
+    vectorDimensions: options.vectorDimensions,
     sequential: { ...sequential, perSec: perSec(sequential.records, sequential.ms) },
     concurrent: { ...concurrent, perSec: perSec(concurrent.records, concurrent.ms) },
     batch: { ...batch, perSec: perSec(batch.records, batch.ms) },
@@ -144,12 +148,12 @@ export async function runRememberBench(
  * exactly that many records, and removes the store (also on failure).
  */
 async function inFreshEngine(
-  target: StoreTarget,
+  { store: target, vectorDimensions }: RememberBenchOptions,
   mode: string,
   progress: (line: string) => void,
   write: (handle: MemoryHandle) => Promise<{ ms: number; results: RememberResult[] }>,
 ): Promise<{ records: number; ms: number }> {
-  const fresh = await createFreshStore(target, DIMENSIONS);
+  const fresh = await createFreshStore(target, vectorDimensions ? DIMENSIONS : undefined);
   const engine = createEngine({
     store: fresh.store,
     embedder: createHashEmbedder({ dimensions: DIMENSIONS }),
