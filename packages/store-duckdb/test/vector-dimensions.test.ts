@@ -87,24 +87,28 @@ describe('DuckDB FLOAT[n] embeddings (vectorDimensions)', () => {
     // DuckDB logs every commit that appends lists with the lists appended since the last
     // checkpoint: a FLOAT[] column made each write log all the embeddings before it.
     folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-vec-'));
-    const path = join(folder, 'first.duckdb');
     const embedder = createHashEmbedder({ dimensions: 32 });
-    const open = async (ids?: () => string) => {
+    const open = async (path: string, ids?: () => string) => {
       const store = createDuckDBStore({ path });
       const engine = createEngine({ store, embedder, ...(ids === undefined ? {} : { ids }) });
       await engine.init();
       return { store, engine };
     };
-    const { store, engine: first } = await open(() => 'same-id');
-    // A write that rolls back (two records, one id) leaves the list and the size unfixed.
+    // A write that rolls back (two records, one id) leaves the list and the size unfixed; the
+    // store's next write fixes them.
+    const rolledBack = join(folder, 'rolled-back.duckdb');
+    const { store, engine: first } = await open(rolledBack, () => 'same-id');
     await expect(
       first.as('agent-a').rememberMany([{ content: 'alpine lakes' }, { content: 'sourdough' }]),
     ).rejects.toMatchObject({ code: 'INTERNAL' });
     expect(await store.embeddingDimensions()).toBeNull();
+    await first.as('agent-a').remember({ content: 'alpine lakes' });
+    expect(await store.embeddingDimensions()).toBe(32);
     await first.close();
-    expect(await embeddingColumnType(path)).toBe('FLOAT[]');
+    expect(await embeddingColumnType(rolledBack)).toBe('FLOAT[32]');
 
-    const { engine: second } = await open();
+    const path = join(folder, 'first.duckdb');
+    const { engine: second } = await open(path);
     const agent = second.as('agent-a');
     const texts = ['alpine lakes and mountain hiking trails', 'sourdough bread'];
     // Vector searches in flight while the first embeddings commit, on the list or the array.
