@@ -218,12 +218,12 @@ export const MAX_FIXED_DIMENSIONS = 65_535;
 /**
  * Makes a `FLOAT[]` embedding column a `FLOAT[size]` array; returns whether it did: not past
  * MAX_FIXED_DIMENSIONS, nor when a stored embedding has another size (only a file edited by
- * hand holds one). DuckDB 1.5
- * logs a commit that appends non-empty lists with the list values of every row appended to
- * the table since the last checkpoint, not just its own: a `remember` of a 384-d embedding
- * logged 1.5 KB more per record written since the checkpoint, so commits grew longer and the
- * log reached the checkpoint threshold every 150 writes or so. An array logs its own values.
- * DuckDB alters no column of a table with an index, so the dedup index goes and comes back.
+ * hand holds one). DuckDB 1.5 logs a commit that appends non-empty lists with the list values
+ * of every row appended to the table since the last checkpoint, not just its own: a
+ * `remember` of a 384-d embedding logged 1.5 KB more per record written since the checkpoint,
+ * so commits grew longer and the log reached the checkpoint threshold every 150 writes or so.
+ * An array logs its own values. DuckDB alters no column of a table with an index, so the
+ * dedup index goes and comes back.
  */
 export async function fixEmbeddingColumn(s: Session, size: number): Promise<boolean> {
   if (!Number.isInteger(size) || size < 1 || size > MAX_FIXED_DIMENSIONS) return false;
