@@ -262,13 +262,14 @@ class DuckDBStore implements MemoryStore {
       });
     }
     this.fixedDimensions = await queries.embeddingColumnSize(writer);
-    const dimensions = await queries.embeddingDimensions(writer);
-    if (this.fixedDimensions === null && dimensions !== null) {
-      // Embeddings stored in a FLOAT[] list by an earlier version (see fixEmbeddingColumn).
-      const fixed = await this.inTransaction(writer, () =>
-        queries.fixEmbeddingColumn(writer, dimensions),
-      );
-      if (fixed) this.fixedDimensions = dimensions;
+    // Embeddings stored in a FLOAT[] list by an earlier version (see fixEmbeddingColumn).
+    const dimensions =
+      this.fixedDimensions === null ? await queries.embeddingDimensions(writer) : null;
+    if (
+      dimensions !== null &&
+      (await this.inTransaction(writer, () => queries.fixEmbeddingColumn(writer, dimensions)))
+    ) {
+      this.fixedDimensions = dimensions;
     }
     await planQueries.loadPlanIndex(writer, this.plans);
     this.freshPostings = await countFreshPostings(writer);
