@@ -1,4 +1,6 @@
 import { planAccess } from '../../engine/plan-access.js';
+import type { RecordFilters } from '../../ports/memory-store.js';
+import type { MemoryType, Scope } from '../../records.js';
 import { bm25Reference } from '../bm25-reference.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -129,6 +131,96 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       await a.forget({ ids: [gone[1] as string], mode: 'hard' });
       await a.forget({ ids: [gone[2] as string], mode: 'redact' });
       await check([...live.filter((doc) => !gone.includes(doc.id)), theirs]);
+    });
+
+    it('ranks with memory type and scope filters over the records that pass, as records come and go', async () => {
+      const { engine, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      type Doc = { id: string; content: string; memoryType: MemoryType; scope: Scope };
+      const docs: Doc[] = [];
+      const add = async (
+        author: typeof a,
+        content: string,
+        memoryType: MemoryType,
+        scope: Scope,
+        expiresAt?: Date,
+      ) => {
+        const { id } = await author.remember({
+          content,
+          memoryType,
+          scope,
+          ...(expiresAt && { expiresAt }),
+        });
+        docs.push({ id, content, memoryType, scope });
+        return id;
+      };
+      const types = ['episodic', 'semantic', 'procedural'] as const;
+      for (let i = 0; i < 48; i += 1) {
+        const words = ['alpha', 'note', `n${i}`];
+        if (i % 4 === 0) words.push('beta');
+        if (i === 7 || i === 30 || i === 31) words.push('gamma');
+        if (i === 12) words.push('delta');
+        if (i === 30) words.push('beta', 'beta');
+        await add(
+          a,
+          words.join(' '),
+          types[i % 3] as MemoryType,
+          i % 5 === 0 ? 'public' : 'private',
+        );
+      }
+      const expiring = await add(
+        a,
+        'alpha gamma gamma',
+        'episodic',
+        'private',
+        new Date(clock.now().getTime() + 1000),
+      );
+      // Visible to a (shared with it, public) but owned by b; b's private record is not.
+      const shared = await add(b, 'beta gamma alpha', 'semantic', 'shared');
+      await b.share({ recordId: shared, with: ['agent-a'] });
+      await add(b, 'gamma alpha beta note', 'episodic', 'public');
+      const hidden = await add(b, 'gamma gamma delta beta', 'episodic', 'private');
+      const filterSets: RecordFilters[] = [
+        { memoryTypes: ['episodic'] },
+        { memoryTypes: ['semantic', 'procedural'] },
+        { scopes: ['public', 'shared'] },
+        { memoryTypes: ['episodic'], scopes: ['private'] },
+        { memoryTypes: ['working'] },
+      ];
+      const passes = (doc: Doc, filters: RecordFilters) =>
+        (filters.memoryTypes?.includes(doc.memoryType) ?? true) &&
+        (filters.scopes?.includes(doc.scope) ?? true);
+      const check = async (visible: Doc[]) => {
+        for (const filters of filterSets) {
+          for (const query of ['alpha gamma', 'gamma beta', 'alpha beta delta', 'note alpha']) {
+            for (const limit of [1, 3, 100]) {
+              const result = await a.recall({ query, strategy: 'lexical', limit, filters });
+              const passing = visible.filter((doc) => passes(doc, filters));
+              const expected = bm25Reference(passing, query).slice(0, limit);
+              expect({
+                filters,
+                query,
+                limit,
+                ids: result.hits.map((hit) => hit.record.id),
+              }).toEqual({ filters, query, limit, ids: expected.map((e) => e.id) });
+              for (const [i, hit] of result.hits.entries()) {
+                expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9);
+              }
+            }
+          }
+        }
+      };
+      const visible = docs.filter((doc) => doc.id !== hidden);
+      await check(visible);
+      clock.advance(1000);
+      const live = visible.filter((doc) => doc.id !== expiring);
+      await check(live);
+      const gone = [live[7]?.id, live[0]?.id, live[12]?.id] as string[];
+      await a.forget({ ids: [gone[0] as string], mode: 'soft' });
+      await a.forget({ ids: [gone[1] as string], mode: 'hard' });
+      await a.forget({ ids: [gone[2] as string], mode: 'redact' });
+      await check(live.filter((doc) => !gone.includes(doc.id)));
     });
 
     it('returns nothing for a query of stop words only, and respects the limit', async () => {
