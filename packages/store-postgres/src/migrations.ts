@@ -307,4 +307,41 @@ export const MIGRATIONS: readonly Migration[] = [
                  created_at, thread_id, doc_length)`,
     ],
   },
+  {
+    version: 10,
+    name: 'memory type in postings and BM25 statistics',
+    statements: (s) => [
+      // A lexical recall filtered by memory type (an agent recalling its episodes, its facts)
+      // took its statistics and matches from the records: 115-141 ms p50 at 100,000 records
+      // with a filter two records in three pass, against 17 ms without one. With the memory
+      // type beside the scope in each posting and statistics row, a recall filtered by memory
+      // type or scope reads what an unfiltered one reads, and prunes as it does. A record's
+      // memory type never changes, as its scope does not.
+      // No posting or statistics row may change between the copies below and the commit: a
+      // writer still running the code of version 9 fails on the new keys, not silently.
+      `LOCK TABLE ${s}.mnemo_postings, ${s}.mnemo_lexical_stats, ${s}.mnemo_term_stats IN EXCLUSIVE MODE`,
+      `ALTER TABLE ${s}.mnemo_postings ADD COLUMN memory_type text`,
+      `UPDATE ${s}.mnemo_postings po SET memory_type = r.memory_type
+         FROM ${s}.mnemo_records r WHERE r.id = po.record_id`,
+      `ALTER TABLE ${s}.mnemo_postings ALTER COLUMN memory_type SET NOT NULL`,
+      `DROP INDEX ${s}.mnemo_postings_term_covering`,
+      `CREATE INDEX mnemo_postings_term_covering ON ${s}.mnemo_postings (term)
+         INCLUDE (record_id, tf, doc_length, agent_id, org_key, scope, memory_type, expires_at)`,
+      `DROP INDEX ${s}.mnemo_postings_expiring`,
+      `CREATE INDEX mnemo_postings_expiring ON ${s}.mnemo_postings (term)
+         INCLUDE (expires_at, tf, doc_length, agent_id, org_key, scope, memory_type) WHERE expires_at IS NOT NULL`,
+      `DELETE FROM ${s}.mnemo_lexical_stats`,
+      `ALTER TABLE ${s}.mnemo_lexical_stats ADD COLUMN memory_type text NOT NULL,
+         DROP CONSTRAINT mnemo_lexical_stats_pkey, ADD PRIMARY KEY (agent_id, org_key, scope, memory_type)`,
+      `INSERT INTO ${s}.mnemo_lexical_stats (agent_id, org_key, scope, memory_type, records, total_length)
+         SELECT agent_id, coalesce(org_id, ''), scope, memory_type, count(*), sum(doc_length) FROM ${s}.mnemo_records
+         WHERE NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL GROUP BY 1, 2, 3, 4`,
+      `DELETE FROM ${s}.mnemo_term_stats`,
+      `ALTER TABLE ${s}.mnemo_term_stats ADD COLUMN memory_type text NOT NULL,
+         DROP CONSTRAINT mnemo_term_stats_pkey, ADD PRIMARY KEY (term, agent_id, org_key, scope, memory_type)`,
+      `INSERT INTO ${s}.mnemo_term_stats (term, agent_id, org_key, scope, memory_type, df, max_tf, min_length)
+         SELECT term, agent_id, org_key, scope, memory_type, count(*), max(tf), min(doc_length) FROM ${s}.mnemo_postings
+         WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4, 5`,
+    ],
+  },
 ];

@@ -78,16 +78,22 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
-const noFilters = (query: LexicalQuery) =>
-  Object.values(query.filters).every((value) => value === undefined);
+/** The filters a posting and a statistics row carry (each has its record's memory type and scope). */
+const POSTING_FILTERS: ReadonlySet<string> = new Set(['memoryTypes', 'scopes']);
+
+const onlyPostingFilters = (query: LexicalQuery) =>
+  Object.entries(query.filters).every(
+    ([name, value]) => value === undefined || POSTING_FILTERS.has(name),
+  );
 
 /**
- * BM25 (see the port). Without filters, from the postings and the statistics
- * tables alone: first pruned (`lexicalPruned`), else in full
- * (`lexicalFromPostings`); with filters, over the records.
+ * BM25 (see the port). Without filters, or with memory type and scope
+ * filters only, from the postings and the statistics tables alone: first
+ * pruned (`lexicalPruned`), else in full (`lexicalFromPostings`); with any
+ * other filter, over the records.
  */
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  if (!noFilters(query)) return lexicalOverRecords(s, query);
+  if (!onlyPostingFilters(query)) return lexicalOverRecords(s, query);
   return (await lexicalPruned(s, query)) ?? lexicalFromPostings(s, query);
 }
 
@@ -118,24 +124,33 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
 }
 
 /**
- * What a search over the postings alone needs of the caller's visibility:
- * the CTEs `granted` (the ids of the records shared with the caller by a
- * live grant) and `stats` (n, avgdl: the visible, non-plan records' count
- * and mean length, from `mnemo_lexical_stats` plus the visible records that
- * have an expiry or are shared with the caller, both usually few), and the
- * visibility rule as a predicate on a posting (which carries its record's
- * owner, scope and expiry).
+ * What a search over the postings alone needs of the caller's visibility and
+ * the query's memory type and scope filters: the CTEs `granted` (the ids of
+ * the records shared with the caller by a live grant) and `stats` (n, avgdl:
+ * the visible, non-plan records' count and mean length among those that pass
+ * the filters, from `mnemo_lexical_stats` plus the visible records that have
+ * an expiry or are shared with the caller, both usually few), and the
+ * visibility rule and filters as a predicate on a posting (which carries its
+ * record's owner, scope, memory type and expiry).
  */
-function postingVisibility(s: Session, p: Params, v: Visibility) {
+function postingVisibility(s: Session, p: Params, query: LexicalQuery) {
+  const { visibility: v, filters } = query;
   const agent = p.add(v.agentId, '::text');
   const orgKey = p.add(v.orgId ?? '', '::text');
   const now = p.time(v.now);
   const owns = (r: string) =>
     `(${r}.agent_id = ${agent} AND ${sameOrg(p, `${r}.org_id`, v.orgId)})`;
-  /** Owned, global or public in the caller's org: what the statistics tables count by key. */
+  const types = filters.memoryTypes && p.texts(filters.memoryTypes);
+  const scopes = filters.scopes && p.texts(filters.scopes);
+  /** The filters, on a row with memory_type and scope. */
+  const passes = (t: string) =>
+    `${types === undefined ? '' : `${t}.memory_type = ANY(${types}) AND `}${
+      scopes === undefined ? '' : `${t}.scope = ANY(${scopes}) AND `
+    }TRUE`;
+  /** Owned, global or public in the caller's org, passing the filters: what the statistics tables count by key. */
   const countedByKey = (t: string) =>
-    `((${t}.agent_id = ${agent} AND ${t}.org_key = ${orgKey}) OR ${t}.scope = 'global'
-      OR (${t}.scope = 'public' AND ${t}.org_key = ${orgKey}))`;
+    `(((${t}.agent_id = ${agent} AND ${t}.org_key = ${orgKey}) OR ${t}.scope = 'global'
+      OR (${t}.scope = 'public' AND ${t}.org_key = ${orgKey})) AND ${passes(t)})`;
   const ctes = `granted AS MATERIALIZED (
        SELECT g.record_id FROM ${s.schema}.mnemo_grants g
        WHERE g.grantee_agent_id = ${agent} AND ${sameOrg(p, 'g.grantee_org_id', v.orgId)}
@@ -148,10 +163,12 @@ function postingVisibility(s: Session, p: Params, v: Visibility) {
        SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
        WHERE r.expires_at IS NOT NULL AND r.deleted_at IS NULL AND NOT r.is_plan AND r.expires_at > ${now}
          AND (${owns('r')} OR r.scope = 'global' OR (r.scope = 'public' AND ${sameOrg(p, 'r.org_id', v.orgId)}))
+         AND ${passes('r')}
        UNION ALL
        SELECT 1, r.doc_length FROM ${s.schema}.mnemo_records r
        WHERE r.id IN (SELECT record_id FROM granted) AND r.scope = 'shared' AND NOT ${owns('r')}
          AND r.deleted_at IS NULL AND NOT r.is_plan AND (r.expires_at IS NULL OR r.expires_at > ${now})
+         AND ${passes('r')}
      ),
      stats AS MATERIALIZED (
        SELECT coalesce(sum(n), 0)::float8 AS n,
@@ -160,18 +177,20 @@ function postingVisibility(s: Session, p: Params, v: Visibility) {
      )`;
   const live = (po: string) => `(${po}.expires_at IS NULL OR ${po}.expires_at > ${now})`;
   const visible = (po: string) =>
-    `(${countedByKey(po)} OR (${po}.scope = 'shared' AND ${po}.record_id IN (SELECT record_id FROM granted)))`;
-  return { ctes, now, agent, orgKey, countedByKey, live, visible };
+    `(${countedByKey(po)} OR (${po}.scope = 'shared' AND ${po}.record_id IN (SELECT record_id FROM granted)
+      AND ${passes(po)}))`;
+  return { ctes, now, agent, orgKey, passes, countedByKey, live, visible };
 }
 
 /**
- * BM25 without filters, touching only the query's postings: the visibility
- * rule is applied to the postings themselves, and N and avgdl come from the
+ * BM25 without filters, or with memory type and scope filters only,
+ * touching only the query's postings: the visibility rule and the filters
+ * are applied to the postings themselves, and N and avgdl come from the
  * statistics (see `postingVisibility`). Same scores as `lexicalOverRecords`.
  */
 async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
   const p = new Params();
-  const v = postingVisibility(s, p, query.visibility);
+  const v = postingVisibility(s, p, query);
   const rows = await s.all(
     `WITH ${v.ctes},
      -- Read twice from the covering index (document frequencies, then scores) rather than
@@ -190,8 +209,9 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
 }
 
 /**
- * BM25 without filters by pruning (MaxScore): `lexicalFromPostings`' result,
- * or null when pruning cannot settle it (then that query runs).
+ * BM25 without filters, or with memory type and scope filters only, by
+ * pruning (MaxScore): `lexicalFromPostings`' result, or null when pruning
+ * cannot settle it (then that query runs).
  *
  * The common terms of a query (in more than one visible record in 20) hold
  * most of its postings and add little to a score. Their document
@@ -211,7 +231,7 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
  */
 async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRecord[] | null> {
   const p = new Params();
-  const v = postingVisibility(s, p, query.visibility);
+  const v = postingVisibility(s, p, query);
   const terms = p.texts(query.terms);
   const limit = p.add(query.limit, '::int');
   const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
@@ -238,7 +258,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
        SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
        WHERE po.record_id IN (SELECT record_id FROM granted) AND po.term = ANY(${terms})
          AND po.scope = 'shared' AND NOT (po.agent_id = ${v.agent} AND po.org_key = ${v.orgKey})
-         AND ${v.live('po')}
+         AND ${v.live('po')} AND ${v.passes('po')}
      ),
      terms AS MATERIALIZED (
        SELECT t.term, sum(t.df)::float8 AS df, max(t.tf)::float8 AS tf, min(t.dl)::float8 AS dl FROM (
@@ -737,8 +757,8 @@ export async function insertRecords(
   );
   if (postings.length > 0) {
     statements.push(
-      `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, expires_at, doc_length)
-       SELECT x.id, t.term, t.tf, x.agent_id, coalesce(x.org_id, ''), x.scope, x.expires_at, x.doc_length
+      `INSERT INTO ${s.schema}.mnemo_postings (record_id, term, tf, agent_id, org_key, scope, memory_type, expires_at, doc_length)
+       SELECT x.id, t.term, t.tf, x.agent_id, coalesce(x.org_id, ''), x.scope, x.memory_type, x.expires_at, x.doc_length
        FROM unnest(${int(postings.map((x) => x.n))}, ${text(postings.map((x) => x.term))},
                    ${int(postings.map((x) => x.tf))}) AS t(n, term, tf)
        JOIN src x ON x.n = t.n`,
@@ -760,12 +780,19 @@ export async function insertRecords(
 function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
   const groups = new Map<
     string,
-    { agent: string; org: string; scope: string; n: number; len: number }
+    { agent: string; org: string; scope: string; type: string; n: number; len: number }
   >();
   for (const { record: r, docLength } of inputs) {
     const org = r.orgId ?? '';
-    const key = JSON.stringify([r.agentId, org, r.scope]);
-    const group = groups.get(key) ?? { agent: r.agentId, org, scope: r.scope, n: 0, len: 0 };
+    const key = JSON.stringify([r.agentId, org, r.scope, r.memoryType]);
+    const group = groups.get(key) ?? {
+      agent: r.agentId,
+      org,
+      scope: r.scope,
+      type: r.memoryType,
+      n: 0,
+      len: 0,
+    };
     group.n += 1;
     group.len += docLength;
     groups.set(key, group);
@@ -776,22 +803,22 @@ function addLexicalStats(s: Session, p: Params, inputs: readonly NewRecord[]): s
   return upsertLexicalStats(
     s,
     `SELECT * FROM unnest(${p.texts(rows.map((g) => g.agent))}, ${p.texts(rows.map((g) => g.org))},
-       ${p.texts(rows.map((g) => g.scope))}, ${counts(rows.map((g) => g.n))}, ${counts(
-         rows.map((g) => g.len),
-       )}) AS t(agent_id, org_key, scope, records, total_length)`,
+       ${p.texts(rows.map((g) => g.scope))}, ${p.texts(rows.map((g) => g.type))},
+       ${counts(rows.map((g) => g.n))}, ${counts(rows.map((g) => g.len))})
+       AS t(agent_id, org_key, scope, memory_type, records, total_length)`,
   );
 }
 
 /**
- * Adds the rows of `source` (agent_id, org_key, scope, records,
+ * Adds the rows of `source` (agent_id, org_key, scope, memory_type, records,
  * total_length) to `mnemo_lexical_stats`, in key order, so that writers
  * adding and removing records lock these rows in one order.
  */
 function upsertLexicalStats(s: Session, source: string): string {
-  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, records, total_length)
+  return `INSERT INTO ${s.schema}.mnemo_lexical_stats AS st (agent_id, org_key, scope, memory_type, records, total_length)
      SELECT * FROM (${source}) x
-     ORDER BY x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C"
-     ON CONFLICT (agent_id, org_key, scope) DO UPDATE
+     ORDER BY x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C", x.memory_type COLLATE "C"
+     ON CONFLICT (agent_id, org_key, scope, memory_type) DO UPDATE
        SET records = st.records + excluded.records, total_length = st.total_length + excluded.total_length`;
 }
 
@@ -802,15 +829,34 @@ function upsertLexicalStats(s: Session, source: string): string {
 function addTermStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
   const groups = new Map<
     string,
-    { term: string; agent: string; org: string; scope: string; df: number; tf: number; len: number }
+    {
+      term: string;
+      agent: string;
+      org: string;
+      scope: string;
+      type: string;
+      df: number;
+      tf: number;
+      len: number;
+    }
   >();
   for (const { record: r, terms, docLength } of inputs) {
     const org = r.orgId ?? '';
     for (const { term, tf } of terms) {
-      const key = JSON.stringify([term, r.agentId, org, r.scope]);
+      const key = JSON.stringify([term, r.agentId, org, r.scope, r.memoryType]);
       const group = groups.get(key);
       if (group === undefined) {
-        groups.set(key, { term, agent: r.agentId, org, scope: r.scope, df: 1, tf, len: docLength });
+        const type = r.memoryType;
+        groups.set(key, {
+          term,
+          agent: r.agentId,
+          org,
+          scope: r.scope,
+          type,
+          df: 1,
+          tf,
+          len: docLength,
+        });
       } else {
         group.df += 1;
         group.tf = Math.max(group.tf, tf);
@@ -825,7 +871,7 @@ function addTermStats(s: Session, p: Params, inputs: readonly NewRecord[]): stri
     s,
     `SELECT * FROM unnest(${p.texts(rows.map((g) => g.term))}, ${p.texts(rows.map((g) => g.agent))},
        ${p.texts(rows.map((g) => g.org))}, ${p.texts(rows.map((g) => g.scope))},
-       ${ints(
+       ${p.texts(rows.map((g) => g.type))}, ${ints(
          rows.map((g) => g.df),
          'bigint',
        )}, ${ints(
@@ -834,20 +880,22 @@ function addTermStats(s: Session, p: Params, inputs: readonly NewRecord[]): stri
        )}, ${ints(
          rows.map((g) => g.len),
          'int',
-       )}) AS t(term, agent_id, org_key, scope, df, max_tf, min_length)`,
+       )}) AS t(term, agent_id, org_key, scope, memory_type, df, max_tf, min_length)`,
   );
 }
 
 /**
- * Adds the rows of `source` (term, agent_id, org_key, scope, df, max_tf,
- * min_length) to `mnemo_term_stats`, in key order, so that writers adding
- * and removing postings lock these rows in one order and never deadlock.
+ * Adds the rows of `source` (term, agent_id, org_key, scope, memory_type,
+ * df, max_tf, min_length) to `mnemo_term_stats`, in key order, so that
+ * writers adding and removing postings lock these rows in one order and
+ * never deadlock.
  */
 function upsertTermStats(s: Session, source: string): string {
-  return `INSERT INTO ${s.schema}.mnemo_term_stats AS ts (term, agent_id, org_key, scope, df, max_tf, min_length)
+  return `INSERT INTO ${s.schema}.mnemo_term_stats AS ts (term, agent_id, org_key, scope, memory_type, df, max_tf, min_length)
      SELECT * FROM (${source}) x
-     ORDER BY x.term COLLATE "C", x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C"
-     ON CONFLICT (term, agent_id, org_key, scope) DO UPDATE
+     ORDER BY x.term COLLATE "C", x.agent_id COLLATE "C", x.org_key COLLATE "C", x.scope COLLATE "C",
+       x.memory_type COLLATE "C"
+     ON CONFLICT (term, agent_id, org_key, scope, memory_type) DO UPDATE
        SET df = ts.df + excluded.df, max_tf = greatest(ts.max_tf, excluded.max_tf),
            min_length = least(ts.min_length, excluded.min_length)`;
 }
@@ -862,10 +910,10 @@ async function removeLexicalStats(s: Session, ids: readonly string[]): Promise<v
   await s.exec(
     upsertLexicalStats(
       s,
-      `SELECT agent_id, coalesce(org_id, '') AS org_key, scope, -count(*), -sum(doc_length)
+      `SELECT agent_id, coalesce(org_id, '') AS org_key, scope, memory_type, -count(*), -sum(doc_length)
        FROM ${s.schema}.mnemo_records
        WHERE id = ANY(${p.texts(ids)}) AND NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL
-       GROUP BY 1, 2, 3`,
+       GROUP BY 1, 2, 3, 4`,
     ),
     p,
   );
@@ -895,14 +943,14 @@ async function deletePostings(s: Session, ids: readonly string[]): Promise<void>
   const emptied = await s.all(
     `WITH gone AS (
        DELETE FROM ${s.schema}.mnemo_postings WHERE record_id = ANY(${p.texts(ids)})
-       RETURNING term, agent_id, org_key, scope, expires_at
+       RETURNING term, agent_id, org_key, scope, memory_type, expires_at
      )
      ${upsertTermStats(
        s,
-       `SELECT term, agent_id, org_key, scope, -count(*), 0, ${2 ** 31 - 1} FROM gone
-        WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4`,
+       `SELECT term, agent_id, org_key, scope, memory_type, -count(*), 0, ${2 ** 31 - 1} FROM gone
+        WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4, 5`,
      )}
-     RETURNING ts.term, ts.agent_id, ts.org_key, ts.scope, ts.df`,
+     RETURNING ts.term, ts.agent_id, ts.org_key, ts.scope, ts.memory_type, ts.df`,
     p,
   );
   const rows = emptied.filter((row) => Number(row.df) === 0);
@@ -912,10 +960,10 @@ async function deletePostings(s: Session, ids: readonly string[]): Promise<void>
   const column = (name: string) => d.texts(rows.map((row) => row[name] as string));
   await s.exec(
     `DELETE FROM ${s.schema}.mnemo_term_stats ts
-     USING unnest(${column('term')}, ${column('agent_id')}, ${column('org_key')}, ${column('scope')})
-       AS x(term, agent_id, org_key, scope)
+     USING unnest(${column('term')}, ${column('agent_id')}, ${column('org_key')}, ${column('scope')},
+                  ${column('memory_type')}) AS x(term, agent_id, org_key, scope, memory_type)
      WHERE ts.term = x.term AND ts.agent_id = x.agent_id AND ts.org_key = x.org_key
-       AND ts.scope = x.scope AND ts.df = 0`,
+       AND ts.scope = x.scope AND ts.memory_type = x.memory_type AND ts.df = 0`,
     d,
   );
 }

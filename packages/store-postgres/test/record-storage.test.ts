@@ -45,19 +45,35 @@ async function recordsTable(schema: string) {
   return rows[0] as { reloptions: string[] | null; toast_bytes: string; widest_row: number | null };
 }
 
-/** mnemo_term_stats' rows as [term, agent, org key, scope, df, max tf, min length], in key order. */
+/** mnemo_term_stats' rows as [term, agent, org key, scope, memory type, df, max tf, min length], in key order. */
 async function termStats(schema: string) {
   const { rows } = await adminQuery(
-    `SELECT * FROM "${schema}".mnemo_term_stats ORDER BY term, agent_id, org_key, scope`,
+    `SELECT * FROM "${schema}".mnemo_term_stats ORDER BY term, agent_id, org_key, scope, memory_type`,
   );
   return rows.map((r) => [
     r.term,
     r.agent_id,
     r.org_key,
     r.scope,
+    r.memory_type,
     Number(r.df),
     r.max_tf,
     r.min_length,
+  ]);
+}
+
+/** mnemo_lexical_stats' rows as [agent, org key, scope, memory type, records, total length], in key order. */
+async function lexicalStats(schema: string) {
+  const { rows } = await adminQuery(
+    `SELECT * FROM "${schema}".mnemo_lexical_stats ORDER BY agent_id, org_key, scope, memory_type`,
+  );
+  return rows.map((r) => [
+    r.agent_id,
+    r.org_key,
+    r.scope,
+    r.memory_type,
+    Number(r.records),
+    Number(r.total_length),
   ]);
 }
 
@@ -149,20 +165,36 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 9', async () => {
+  it('migrates a schema from version 3 to 10', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
     const a = engine.as('agent-a');
     await a.remember({ content: 'walking the dog, walking the cat' });
-    await a.remember({ content: 'the dog sleeps' });
+    await a.remember({ content: 'the dog sleeps', memoryType: 'semantic' });
     await a.remember({ content: 'a dog for a day', expiresAt: new Date(Date.now() + 3_600_000) });
     await engine.as('agent-b').remember({ content: 'dog', scope: 'global' });
     await engine.close();
     cleanup.pop();
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
-    await adminQuery(`DROP INDEX "${schema}".mnemo_postings_expiring`);
+    // Dropping the column drops both indexes that include it (version 10's, built anew).
+    await adminQuery(`ALTER TABLE "${schema}".mnemo_postings DROP COLUMN memory_type`);
+    await adminQuery(
+      `CREATE INDEX mnemo_postings_term_covering ON "${schema}".mnemo_postings (term)
+         INCLUDE (record_id, tf, doc_length, agent_id, org_key, scope, expires_at)`,
+    );
+    // mnemo_lexical_stats as version 3 made it: per owner and scope.
+    await adminQuery(`DELETE FROM "${schema}".mnemo_lexical_stats`);
+    await adminQuery(`ALTER TABLE "${schema}".mnemo_lexical_stats DROP COLUMN memory_type`);
+    await adminQuery(
+      `ALTER TABLE "${schema}".mnemo_lexical_stats ADD PRIMARY KEY (agent_id, org_key, scope)`,
+    );
+    await adminQuery(
+      `INSERT INTO "${schema}".mnemo_lexical_stats
+         SELECT agent_id, coalesce(org_id, ''), scope, count(*), sum(doc_length) FROM "${schema}".mnemo_records
+         WHERE NOT is_plan AND deleted_at IS NULL AND expires_at IS NULL GROUP BY 1, 2, 3`,
+    );
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_thread`);
     await adminQuery(`DROP INDEX "${schema}".mnemo_records_filters`);
     await adminQuery(`DROP FUNCTION "${schema}".mnemo_written_now() CASCADE`);
@@ -175,15 +207,16 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
-         ('mnemo_postings_expiring', 'mnemo_records_filters', 'mnemo_records_thread',
-          'mnemo_records_written') ORDER BY 1`,
+         ('mnemo_postings_expiring', 'mnemo_postings_term_covering', 'mnemo_records_filters',
+          'mnemo_records_thread', 'mnemo_records_written') ORDER BY 1`,
       [schema],
     );
     expect(indexes.rows.map((row) => row.indexname)).toEqual([
       'mnemo_postings_expiring',
+      'mnemo_postings_term_covering',
       'mnemo_records_filters',
       'mnemo_records_thread',
       'mnemo_records_written',
@@ -196,14 +229,41 @@ describePostgres('record storage', () => {
       'mnemo_records_written_insert',
       'mnemo_records_written_update',
     ]);
-    // The postings without an expiry, counted per term, owner and scope.
-    expect(await termStats(schema)).toEqual([
-      ['cat', 'agent-a', '', 'private', 1, 1, 4],
-      ['dog', 'agent-a', '', 'private', 2, 1, 2],
-      ['dog', 'agent-b', '', 'global', 1, 1, 1],
-      ['sleep', 'agent-a', '', 'private', 1, 1, 2],
-      ['walk', 'agent-a', '', 'private', 1, 2, 4],
+    // Each posting carries its record's memory type.
+    const postings = await adminQuery(
+      `SELECT r.content, po.term, po.memory_type FROM "${schema}".mnemo_postings po
+       JOIN "${schema}".mnemo_records r ON r.id = po.record_id ORDER BY 1, 2`,
+    );
+    expect(postings.rows.map((row) => [row.content, row.term, row.memory_type])).toEqual([
+      ['a dog for a day', 'dai', 'episodic'],
+      ['a dog for a day', 'dog', 'episodic'],
+      ['dog', 'dog', 'episodic'],
+      ['the dog sleeps', 'dog', 'semantic'],
+      ['the dog sleeps', 'sleep', 'semantic'],
+      ['walking the dog, walking the cat', 'cat', 'episodic'],
+      ['walking the dog, walking the cat', 'dog', 'episodic'],
+      ['walking the dog, walking the cat', 'walk', 'episodic'],
     ]);
+    // The postings without an expiry, counted per term, owner, scope and memory type.
+    expect(await termStats(schema)).toEqual([
+      ['cat', 'agent-a', '', 'private', 'episodic', 1, 1, 4],
+      ['dog', 'agent-a', '', 'private', 'episodic', 1, 1, 4],
+      ['dog', 'agent-a', '', 'private', 'semantic', 1, 1, 2],
+      ['dog', 'agent-b', '', 'global', 'episodic', 1, 1, 1],
+      ['sleep', 'agent-a', '', 'private', 'semantic', 1, 1, 2],
+      ['walk', 'agent-a', '', 'private', 'episodic', 1, 2, 4],
+    ]);
+    // The records without an expiry, counted per owner, scope and memory type.
+    expect(await lexicalStats(schema)).toEqual([
+      ['agent-a', '', 'private', 'episodic', 1, 4],
+      ['agent-a', '', 'private', 'semantic', 1, 2],
+      ['agent-b', '', 'global', 'episodic', 1, 1],
+    ]);
+    // A recall filtered by memory type counts only the records of that type.
+    const filtered = await (await openEngine(schema))
+      .as('agent-a')
+      .recall({ query: 'dog', strategy: 'lexical', filters: { memoryTypes: ['semantic'] } });
+    expect(filtered.hits.map((hit) => hit.record.content)).toEqual(['the dog sleeps']);
     // Records written before version 7 have no writing transaction; those after have one.
     await (await openEngine(schema)).as('agent-a').remember({ content: 'a later dog' });
     const written = await adminQuery(
@@ -273,16 +333,16 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 9: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 10: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 99]);
   });
 
-  it('keeps mnemo_term_stats equal to the postings without an expiry', async () => {
+  it('keeps mnemo_term_stats and mnemo_lexical_stats equal to the postings and records without an expiry', async () => {
     const schema = uniqueSchema('term_stats');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -301,29 +361,48 @@ describePostgres('record storage', () => {
     await a.rememberMany([
       { content: 'red tea', expiresAt: later },
       { content: 'green apples', scope: 'global' },
+      { content: 'apple tea', memoryType: 'semantic' },
     ]);
     await a.forget({ ids: [ids[0] as string], mode: 'soft' });
     await a.forget({ ids: [ids[1] as string], mode: 'hard' });
     await a.forget({ ids: [ids[2] as string], mode: 'redact' });
     const fromPostings = await adminQuery(
-      `SELECT term, agent_id, org_key, scope, count(*)::int AS df
+      `SELECT term, agent_id, org_key, scope, memory_type, count(*)::int AS df
        FROM "${schema}".mnemo_postings WHERE expires_at IS NULL
-       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+       GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
     );
     const stats = await termStats(schema);
-    expect(stats.map((row) => row.slice(0, 5))).toEqual(
-      fromPostings.rows.map((r) => [r.term, r.agent_id, r.org_key, r.scope, r.df]),
+    expect(stats.map((row) => row.slice(0, 6))).toEqual(
+      fromPostings.rows.map((r) => [r.term, r.agent_id, r.org_key, r.scope, r.memory_type, r.df]),
     );
     // The remaining records: 'apples in a pie' (public), 'tea with apples' (private),
-    // 'green apples' (global). A row whose count reached 0 is gone (no "red", "wine" or
-    // "rose" of the forgotten records is left); the bounds of the others never tighten.
+    // 'green apples' (global), all episodic, and 'apple tea' (private, semantic). A row whose
+    // count reached 0 is gone (no "red", "wine" or "rose" of the forgotten records is left);
+    // the bounds of the others never tighten.
     expect(stats).toEqual([
-      ['appl', 'agent-a', 'acme', 'global', 1, 1, 2],
-      ['appl', 'agent-a', 'acme', 'private', 1, 2, 2],
-      ['appl', 'agent-a', 'acme', 'public', 1, 1, 2],
-      ['green', 'agent-a', 'acme', 'global', 1, 1, 2],
-      ['pie', 'agent-a', 'acme', 'public', 1, 1, 2],
-      ['tea', 'agent-a', 'acme', 'private', 1, 1, 2],
+      ['appl', 'agent-a', 'acme', 'global', 'episodic', 1, 1, 2],
+      ['appl', 'agent-a', 'acme', 'private', 'episodic', 1, 2, 2],
+      ['appl', 'agent-a', 'acme', 'private', 'semantic', 1, 1, 2],
+      ['appl', 'agent-a', 'acme', 'public', 'episodic', 1, 1, 2],
+      ['green', 'agent-a', 'acme', 'global', 'episodic', 1, 1, 2],
+      ['pie', 'agent-a', 'acme', 'public', 'episodic', 1, 1, 2],
+      ['tea', 'agent-a', 'acme', 'private', 'episodic', 1, 1, 2],
+      ['tea', 'agent-a', 'acme', 'private', 'semantic', 1, 1, 2],
+    ]);
+    const fromRecords = await adminQuery(
+      `SELECT agent_id, coalesce(org_id, '') AS org_key, scope, memory_type, count(*)::int AS n,
+              sum(doc_length)::int AS len
+       FROM "${schema}".mnemo_records WHERE deleted_at IS NULL AND expires_at IS NULL AND NOT is_plan
+       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+    );
+    expect(await lexicalStats(schema)).toEqual(
+      fromRecords.rows.map((r) => [r.agent_id, r.org_key, r.scope, r.memory_type, r.n, r.len]),
+    );
+    expect(await lexicalStats(schema)).toEqual([
+      ['agent-a', 'acme', 'global', 'episodic', 1, 2],
+      ['agent-a', 'acme', 'private', 'episodic', 1, 2],
+      ['agent-a', 'acme', 'private', 'semantic', 1, 2],
+      ['agent-a', 'acme', 'public', 'episodic', 1, 2],
     ]);
   });
 });
