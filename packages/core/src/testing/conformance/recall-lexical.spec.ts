@@ -133,28 +133,38 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       await check([...live.filter((doc) => !gone.includes(doc.id)), theirs]);
     });
 
-    it('ranks with memory type and scope filters over the records that pass, as records come and go', async () => {
+    it('ranks with memory type, scope and tag filters over the records that pass, as records come and go', async () => {
       const { engine, clock } = await h.open();
       const a = engine.as('agent-a');
       const b = engine.as('agent-b');
-      type Doc = { id: string; content: string; memoryType: MemoryType; scope: Scope };
+      type Doc = {
+        id: string;
+        content: string;
+        memoryType: MemoryType;
+        scope: Scope;
+        tags: string[];
+      };
       const docs: Doc[] = [];
       const add = async (
         author: typeof a,
         content: string,
         memoryType: MemoryType,
         scope: Scope,
+        tags: string[],
         expiresAt?: Date,
       ) => {
         const { id } = await author.remember({
           content,
           memoryType,
           scope,
+          tags,
           ...(expiresAt && { expiresAt }),
         });
-        docs.push({ id, content, memoryType, scope });
+        docs.push({ id, content, memoryType, scope, tags });
         return id;
       };
+      // As long a tag as remember takes by default.
+      const long = `long-${'k'.repeat(123)}`;
       const types = ['episodic', 'semantic', 'procedural'] as const;
       for (let i = 0; i < 48; i += 1) {
         const words = ['alpha', 'note', `n${i}`];
@@ -162,11 +172,17 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
         if (i === 7 || i === 30 || i === 31) words.push('gamma');
         if (i === 12) words.push('delta');
         if (i === 30) words.push('beta', 'beta');
+        const tags = [
+          ...(i % 2 === 0 ? ['even'] : []),
+          ...(i % 3 === 0 ? ['three'] : []),
+          ...(i % 7 === 0 ? [long] : []),
+        ];
         await add(
           a,
           words.join(' '),
           types[i % 3] as MemoryType,
           i % 5 === 0 ? 'public' : 'private',
+          tags,
         );
       }
       const expiring = await add(
@@ -174,23 +190,33 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
         'alpha gamma gamma',
         'episodic',
         'private',
+        ['even', long],
         new Date(clock.now().getTime() + 1000),
       );
       // Visible to a (shared with it, public) but owned by b; b's private record is not.
-      const shared = await add(b, 'beta gamma alpha', 'semantic', 'shared');
+      const shared = await add(b, 'beta gamma alpha', 'semantic', 'shared', ['even', 'three']);
       await b.share({ recordId: shared, with: ['agent-a'] });
-      await add(b, 'gamma alpha beta note', 'episodic', 'public');
-      const hidden = await add(b, 'gamma gamma delta beta', 'episodic', 'private');
+      await add(b, 'gamma alpha beta note', 'episodic', 'public', ['three']);
+      const hidden = await add(b, 'gamma gamma delta beta', 'episodic', 'private', ['even']);
       const filterSets: RecordFilters[] = [
         { memoryTypes: ['episodic'] },
         { memoryTypes: ['semantic', 'procedural'] },
         { scopes: ['public', 'shared'] },
         { memoryTypes: ['episodic'], scopes: ['private'] },
         { memoryTypes: ['working'] },
+        { tagsAny: ['even'] },
+        { tagsAny: ['three', long, 'none'] },
+        { tagsAll: ['even', 'three'] },
+        { tagsAll: ['even', 'even'] },
+        { tagsAny: [long], tagsAll: ['even'], memoryTypes: ['episodic', 'procedural'] },
+        { tagsAll: ['three'], scopes: ['public', 'shared'] },
+        { tagsAny: ['none'] },
       ];
       const passes = (doc: Doc, filters: RecordFilters) =>
         (filters.memoryTypes?.includes(doc.memoryType) ?? true) &&
-        (filters.scopes?.includes(doc.scope) ?? true);
+        (filters.scopes?.includes(doc.scope) ?? true) &&
+        (filters.tagsAny?.some((tag) => doc.tags.includes(tag)) ?? true) &&
+        (filters.tagsAll?.every((tag) => doc.tags.includes(tag)) ?? true);
       const check = async (visible: Doc[]) => {
         for (const filters of filterSets) {
           for (const query of ['alpha gamma', 'gamma beta', 'alpha beta delta', 'note alpha']) {
