@@ -175,7 +175,13 @@ function expectLatencyJson(json: Record<string, unknown>, store: string, records
     baseline: { name: 'bm25-inprocess' },
   });
   const lanes = json.strategies as Record<string, { firstMs: number }>;
-  expect(Object.keys(lanes)).toEqual(['lexical', 'semantic', 'hybrid', 'lexicalFiltered']);
+  expect(Object.keys(lanes)).toEqual([
+    'lexical',
+    'semantic',
+    'hybrid',
+    'lexicalFiltered',
+    'lexicalTagged',
+  ]);
   for (const lane of Object.keys(lanes)) {
     for (const p of ['P50Ms', 'P95Ms']) {
       expect(json[`${lane}${p}`], `${lane}${p}`).toBeGreaterThan(0);

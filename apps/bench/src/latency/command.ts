@@ -14,8 +14,10 @@ import {
   LIMIT,
   LOAD_BATCH,
   LOADED_MEMORY_TYPES,
+  LOADED_TOPICS,
   QUERIES,
   runLatencyBench,
+  TAG_FILTER,
   WARMUP,
 } from './run.js';
 
@@ -23,11 +25,12 @@ export const LATENCY_USAGE = `Usage: pnpm bench latency --records <N> [options]
 
 Recall latency at scale: loads N records (LoCoMo turns, repeated with the
 suffix " #<i>"; one agent; memory types ${LOADED_MEMORY_TYPES.join(', ')} in
-turn) into a fresh store with rememberMany (chunks of ${LOAD_BATCH}, hash embedder
+turn, and tags topic-0 to topic-${LOADED_TOPICS - 1} in turn, one each) into a fresh store with rememberMany (chunks of ${LOAD_BATCH}, hash embedder
 ${DIMENSIONS} d), then times ${QUERIES} recalls (limit ${LIMIT}) per lane with LoCoMo
 questions, after ${WARMUP} untimed ones: lexical, semantic and hybrid without
-filters, and lexical filtered on memory types ${BROAD_FILTER.memoryTypes.join(' and ')} (two
-records in three pass). The
+filters, lexical filtered on memory types ${BROAD_FILTER.memoryTypes.join(' and ')} (two
+records in three pass), and lexical filtered on the tag ${TAG_FILTER.tagsAny[0]} (one
+record in ${LOADED_TOPICS}). The
 baseline, same run: the in-process BM25 of 'bench recall' over the same N
 texts, timed per query with the same questions.
 
@@ -93,6 +96,8 @@ export function summarizeLatency(r: LatencyBenchResult) {
     hybridP95Ms: ms(s.hybrid.p95Ms),
     lexicalFilteredP50Ms: ms(s.lexicalFiltered.p50Ms),
     lexicalFilteredP95Ms: ms(s.lexicalFiltered.p95Ms),
+    lexicalTaggedP50Ms: ms(s.lexicalTagged.p50Ms),
+    lexicalTaggedP95Ms: ms(s.lexicalTagged.p95Ms),
     baseline: {
       name: base.name,
       p50Ms: ms(base.p50Ms),

@@ -22,8 +22,14 @@ export const WARMUP = 5;
 export const LIMIT = 10;
 export const LOAD_BATCH = 1000;
 export const AGENT = 'bench-reader';
-/** The timed lanes: each strategy without filters, then lexical with a broad filter. */
-export const LATENCY_LANES = ['lexical', 'semantic', 'hybrid', 'lexicalFiltered'] as const;
+/** The timed lanes: each strategy without filters, then lexical with a broad filter and with a tag. */
+export const LATENCY_LANES = [
+  'lexical',
+  'semantic',
+  'hybrid',
+  'lexicalFiltered',
+  'lexicalTagged',
+] as const;
 export type LatencyLane = (typeof LATENCY_LANES)[number];
 /** The memory types the loaded records take in turn. */
 export const LOADED_MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic', 'procedural'];
@@ -35,12 +41,17 @@ export const LOADED_MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic
 export const BROAD_FILTER = {
   memoryTypes: ['episodic', 'semantic'],
 } satisfies RecallInput['filters'];
+/** The loaded records carry the tags `topic-0` … `topic-<n - 1>` in turn, one each. */
+export const LOADED_TOPICS = 10;
+/** The filter of `lexicalTagged`: one tag, so one record in ten passes it. */
+export const TAG_FILTER = { tagsAny: ['topic-0'] } satisfies RecallInput['filters'];
 
 const LANE_RECALLS: Record<LatencyLane, Omit<RecallInput, 'query'>> = {
   lexical: { strategy: 'lexical' },
   semantic: { strategy: 'semantic' },
   hybrid: { strategy: 'hybrid' },
   lexicalFiltered: { strategy: 'lexical', filters: BROAD_FILTER },
+  lexicalTagged: { strategy: 'lexical', filters: TAG_FILTER },
 };
 
 export interface LatencyBenchOptions {
@@ -85,7 +96,7 @@ function summarizeTimes(times: readonly number[]): Latencies {
 
 /**
  * Loads `records` records into a fresh store with `rememberMany` (chunks of
- * 1,000, hash embedder 384 d, one agent, the memory types in turn), reopens
+ * 1,000, hash embedder 384 d, one agent, the memory types and topic tags in turn), reopens
  * it, then times `queries` recalls per lane with LoCoMo questions, and the in-process BM25
  * baseline over the same texts with the same questions.
  */
@@ -137,6 +148,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
         texts.slice(start, start + LOAD_BATCH).map((content, i) => ({
           content,
           memoryType: LOADED_MEMORY_TYPES[(start + i) % LOADED_MEMORY_TYPES.length],
+          tags: [`topic-${(start + i) % LOADED_TOPICS}`],
         })),
       );
       written += results.filter((r) => !r.deduplicated).length;
