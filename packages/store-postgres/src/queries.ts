@@ -78,23 +78,28 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
   return rows.map(toVisible);
 }
 
-/** The filters a posting and a statistics row carry (each has its record's memory type and scope). */
+/** The filters a posting, a statistics row and a tag row carry (each has its record's memory type and scope). */
 const POSTING_FILTERS: ReadonlySet<string> = new Set(['memoryTypes', 'scopes']);
+const TAG_FILTERS: ReadonlySet<string> = new Set(['tagsAny', 'tagsAll']);
 
-const onlyPostingFilters = (query: LexicalQuery) =>
-  Object.entries(query.filters).every(
-    ([name, value]) => value === undefined || POSTING_FILTERS.has(name),
-  );
+const onlyFilters = (query: LexicalQuery, names: (name: string) => boolean) =>
+  Object.entries(query.filters).every(([name, value]) => value === undefined || names(name));
 
 /**
  * BM25 (see the port). Without filters, or with memory type and scope
  * filters only, from the postings and the statistics tables alone: first
- * pruned (`lexicalPruned`), else in full (`lexicalFromPostings`); with any
- * other filter, over the records.
+ * pruned (`lexicalPruned`), else in full (`lexicalFromPostings`); with tag
+ * filters too, over the records that carry the tags (`lexicalFromTags`);
+ * with any other filter, over the records.
  */
 export async function searchLexical(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
-  if (!onlyPostingFilters(query)) return lexicalOverRecords(s, query);
-  return (await lexicalPruned(s, query)) ?? lexicalFromPostings(s, query);
+  if (onlyFilters(query, (name) => POSTING_FILTERS.has(name))) {
+    return (await lexicalPruned(s, query)) ?? lexicalFromPostings(s, query);
+  }
+  if (onlyFilters(query, (name) => POSTING_FILTERS.has(name) || TAG_FILTERS.has(name))) {
+    return lexicalFromTags(s, query);
+  }
+  return lexicalOverRecords(s, query);
 }
 
 /** BM25's term score of a posting (`tf`, `dl`) in a term of inverse document frequency `idf`, with `stats` as `st`. */
@@ -125,8 +130,9 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
 
 /**
  * What a search over the postings alone needs of the caller's visibility and
- * the query's memory type and scope filters: the CTEs `granted` (the ids of
- * the records shared with the caller by a live grant) and `stats` (n, avgdl:
+ * the query's memory type and scope filters: the CTE `granted` (the ids of
+ * the records shared with the caller by a live grant), and `ctes()`, which
+ * is `granted` with `stats` (n, avgdl:
  * the visible, non-plan records' count and mean length among those that pass
  * the filters, from `mnemo_lexical_stats` plus the visible records that have
  * an expiry or are shared with the caller, both usually few), and the
@@ -151,11 +157,14 @@ function postingVisibility(s: Session, p: Params, query: LexicalQuery) {
   const countedByKey = (t: string) =>
     `(((${t}.agent_id = ${agent} AND ${t}.org_key = ${orgKey}) OR ${t}.scope = 'global'
       OR (${t}.scope = 'public' AND ${t}.org_key = ${orgKey})) AND ${passes(t)})`;
-  const ctes = `granted AS MATERIALIZED (
+  const granted = `granted AS MATERIALIZED (
        SELECT g.record_id FROM ${s.schema}.mnemo_grants g
        WHERE g.grantee_agent_id = ${agent} AND ${sameOrg(p, 'g.grantee_org_id', v.orgId)}
          AND (g.expires_at IS NULL OR g.expires_at > ${now})
-     ),
+     )`;
+  // A function, so that its parameters exist only in a statement that uses it (PostgreSQL
+  // cannot type a parameter no statement text names).
+  const ctes = () => `${granted},
      counted AS (
        SELECT st.records AS n, st.total_length AS len FROM ${s.schema}.mnemo_lexical_stats st
        WHERE ${countedByKey('st')}
@@ -179,7 +188,7 @@ function postingVisibility(s: Session, p: Params, query: LexicalQuery) {
   const visible = (po: string) =>
     `(${countedByKey(po)} OR (${po}.scope = 'shared' AND ${po}.record_id IN (SELECT record_id FROM granted)
       AND ${passes(po)}))`;
-  return { ctes, now, agent, orgKey, passes, countedByKey, live, visible };
+  return { granted, ctes, now, agent, orgKey, passes, countedByKey, live, visible };
 }
 
 /**
@@ -192,7 +201,7 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
   const p = new Params();
   const v = postingVisibility(s, p, query);
   const rows = await s.all(
-    `WITH ${v.ctes},
+    `WITH ${v.ctes()},
      -- Read twice from the covering index (document frequencies, then scores) rather than
      -- materialized: writing ~35,000 matches to a tuplestore and reading it back twice cost
      -- more than the second index-only scan, and inlined, the term order of the index feeds
@@ -247,7 +256,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
      WHERE ${condition} AND po.term = ANY(${terms})
      GROUP BY po.record_id`;
   const rows = await s.all(
-    `WITH ${v.ctes},
+    `WITH ${v.ctes()},
      -- Visible postings of the query's terms that mnemo_term_stats does not count: with an
      -- expiry, or shared with the caller (as in \`counted\`).
      uncounted AS MATERIALIZED (
@@ -326,6 +335,48 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   );
   if (rows[0]?.settled !== true) return null;
   return rows.filter((row) => row.id !== null).map(toScored);
+}
+
+/**
+ * BM25 with tag filters (and memory type and scope filters, if any): the
+ * visible records that pass, with their lengths, from `mnemo_record_tags`
+ * (one row per tag of a live record, with what visibility needs of it),
+ * give the statistics, and the query's postings of those records the
+ * matches. Same scores as `lexicalOverRecords`.
+ */
+async function lexicalFromTags(s: Session, query: LexicalQuery): Promise<ScoredRecord[]> {
+  const p = new Params();
+  const v = postingVisibility(s, p, query);
+  const anyOf = [...new Set(query.filters.tagsAny ?? [])];
+  const allOf = [...new Set(query.filters.tagsAll ?? [])];
+  const tags = [...new Set([...anyOf, ...allOf])];
+  const rows = await s.all(
+    `WITH ${v.granted},
+     wanted AS MATERIALIZED (
+       SELECT sha256(convert_to(t.tag, 'UTF8')) AS key, t.tag = ANY(${p.texts(anyOf)}) AS any_of,
+              t.tag = ANY(${p.texts(allOf)}) AS all_of
+       FROM unnest(${p.texts(tags)}) AS t(tag)
+     ),
+     tagged AS MATERIALIZED (
+       SELECT tg.record_id, min(tg.doc_length) AS dl
+       FROM wanted w JOIN ${s.schema}.mnemo_record_tags tg ON tg.tag_key = w.key
+       WHERE ${v.live('tg')} AND ${v.visible('tg')}
+       GROUP BY tg.record_id
+       HAVING ${anyOf.length === 0 ? 'TRUE' : 'bool_or(w.any_of)'}
+         AND count(*) FILTER (WHERE w.all_of) = ${p.add(allOf.length, '::int')}
+     ),
+     stats AS MATERIALIZED (
+       SELECT count(*)::float8 AS n, coalesce(avg(dl), 0)::float8 AS avgdl FROM tagged
+     ),
+     hits AS (
+       SELECT po.record_id, po.term, po.tf::float8 AS tf, po.doc_length::float8 AS dl
+       FROM ${s.schema}.mnemo_postings po
+       WHERE po.term = ANY(${p.texts(query.terms)}) AND po.record_id IN (SELECT record_id FROM tagged)
+     ),
+     ${scoreAndFetch(s, p, query.limit)}`,
+    p,
+  );
+  return rows.map(toScored);
 }
 
 /** BM25 over the visible, filtered records (the general path). */
@@ -764,6 +815,18 @@ export async function insertRecords(
        JOIN src x ON x.n = t.n`,
     );
   }
+  // A row per tag of each live record (see migration 11); tags are distinct (validated).
+  if (
+    inputs.some(({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.tags.length > 0)
+  ) {
+    statements.push(
+      `INSERT INTO ${s.schema}.mnemo_record_tags (tag_key, record_id, agent_id, org_key, scope, memory_type, expires_at, doc_length)
+       SELECT sha256(convert_to(t.tag, 'UTF8')), x.id, x.agent_id, coalesce(x.org_id, ''), x.scope, x.memory_type,
+              x.expires_at, x.doc_length
+       FROM src x CROSS JOIN LATERAL jsonb_array_elements_text(x.tags::jsonb) AS t(tag)
+       WHERE x.deleted_at IS NULL AND NOT x.is_plan`,
+    );
+  }
   const counted = inputs.filter(
     ({ record: r, isPlan }) => !isPlan && r.deletedAt === null && r.expiresAt === null,
   );
@@ -934,10 +997,16 @@ export async function lockRecords(s: Session, ids: readonly string[]): Promise<v
 }
 
 /**
- * Deletes the records' postings and takes those without an expiry out of
- * `mnemo_term_stats`, deleting the rows whose count reaches 0.
+ * Deletes the records' postings and tag rows, and takes the postings without
+ * an expiry out of `mnemo_term_stats`, deleting the rows whose count
+ * reaches 0.
  */
 async function deletePostings(s: Session, ids: readonly string[]): Promise<void> {
+  const t = new Params();
+  await s.exec(
+    `DELETE FROM ${s.schema}.mnemo_record_tags WHERE record_id = ANY(${t.texts(ids)})`,
+    t,
+  );
   const p = new Params();
   // A negative df, and bounds that leave the row's own as they are.
   const emptied = await s.all(

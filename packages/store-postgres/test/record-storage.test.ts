@@ -77,6 +77,20 @@ async function lexicalStats(schema: string) {
   ]);
 }
 
+/**
+ * mnemo_record_tags' rows as [tag, content, agent, scope, memory type], the
+ * tag found by its key among the record's own tags, sorted.
+ */
+async function recordTags(schema: string) {
+  const { rows } = await adminQuery(
+    `SELECT (SELECT t FROM unnest(r.tags) AS t WHERE sha256(convert_to(t, 'UTF8')) = tg.tag_key) AS tag,
+            r.content, tg.agent_id, tg.scope, tg.memory_type
+     FROM "${schema}".mnemo_record_tags tg JOIN "${schema}".mnemo_records r ON r.id = tg.record_id
+     ORDER BY 1, 2`,
+  );
+  return rows.map((r) => [r.tag, r.content, r.agent_id, r.scope, r.memory_type]);
+}
+
 describePostgres('record storage', () => {
   it('keeps a record with a 384-dimensional embedding whole in its page, not in TOAST', async () => {
     const schema = uniqueSchema('storage');
@@ -165,19 +179,20 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 10', async () => {
+  it('migrates a schema from version 3 to 11', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
     const a = engine.as('agent-a');
-    await a.remember({ content: 'walking the dog, walking the cat' });
-    await a.remember({ content: 'the dog sleeps', memoryType: 'semantic' });
+    await a.remember({ content: 'walking the dog, walking the cat', tags: ['pets', 'walks'] });
+    await a.remember({ content: 'the dog sleeps', memoryType: 'semantic', tags: ['pets'] });
     await a.remember({ content: 'a dog for a day', expiresAt: new Date(Date.now() + 3_600_000) });
     await engine.as('agent-b').remember({ content: 'dog', scope: 'global' });
     await engine.close();
     cleanup.pop();
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
+    await adminQuery(`DROP TABLE "${schema}".mnemo_record_tags`);
     // Dropping the column drops both indexes that include it (version 10's, built anew).
     await adminQuery(`ALTER TABLE "${schema}".mnemo_postings DROP COLUMN memory_type`);
     await adminQuery(
@@ -207,7 +222,7 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
          ('mnemo_postings_expiring', 'mnemo_postings_term_covering', 'mnemo_records_filters',
@@ -258,6 +273,12 @@ describePostgres('record storage', () => {
       ['agent-a', '', 'private', 'episodic', 1, 4],
       ['agent-a', '', 'private', 'semantic', 1, 2],
       ['agent-b', '', 'global', 'episodic', 1, 1],
+    ]);
+    // Each tag of a live record, keyed by its SHA-256.
+    expect(await recordTags(schema)).toEqual([
+      ['pets', 'the dog sleeps', 'agent-a', 'private', 'semantic'],
+      ['pets', 'walking the dog, walking the cat', 'agent-a', 'private', 'episodic'],
+      ['walks', 'walking the dog, walking the cat', 'agent-a', 'private', 'episodic'],
     ]);
     // A recall filtered by memory type counts only the records of that type.
     const filtered = await (await openEngine(schema))
@@ -333,13 +354,61 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 10: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 11: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99]);
+  });
+
+  it('keeps a row per tag of each live, non-plan record, for tags of any length', async () => {
+    const schema = uniqueSchema('tags');
+    cleanup.push(() => dropSchema(schema));
+    const engine = createEngine({
+      store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+      limits: { maxTagLength: 5000 },
+      experienceMemory: true,
+    });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    const a = engine.as('agent-a', { orgId: 'acme' });
+    // Longer than a btree entry may hold: the index is on the tag's SHA-256.
+    const long = `long-${'€'.repeat(4000)}`;
+    const ids: string[] = [];
+    for (const [content, tags] of [
+      ['red apples', ['fruit', long]],
+      ['green tea', ['drink']],
+      ['red wine', ['drink', 'fruit']],
+      ['apple pie', ['fruit', 'baking']],
+      ['plain water', []],
+    ] as const) {
+      ids.push((await a.remember({ content, tags: [...tags] })).id);
+    }
+    await a.rememberMany([
+      { content: 'tea cake', tags: ['baking', long], expiresAt: new Date(Date.now() + 3_600_000) },
+      { content: 'cider', tags: ['drink'], scope: 'public', memoryType: 'semantic' },
+    ]);
+    await planAccess(a).writePlan({ query: 'bake a pie', payload: {}, tokens: ['bake', 'pie'] });
+    await a.forget({ ids: [ids[1] as string], mode: 'soft' });
+    await a.forget({ ids: [ids[2] as string], mode: 'hard' });
+    await a.forget({ ids: [ids[3] as string], mode: 'redact' });
+    expect(await recordTags(schema)).toEqual(
+      [
+        ['drink', 'cider', 'agent-a', 'public', 'semantic'],
+        ['fruit', 'red apples', 'agent-a', 'private', 'episodic'],
+        [long, 'red apples', 'agent-a', 'private', 'episodic'],
+        [long, 'tea cake', 'agent-a', 'private', 'episodic'],
+        ['baking', 'tea cake', 'agent-a', 'private', 'episodic'],
+      ].sort((x, y) => (x.join('\u0000') < y.join('\u0000') ? -1 : 1)),
+    );
+    const found = await a.recall({
+      query: 'red tea',
+      strategy: 'lexical',
+      filters: { tagsAny: [long] },
+    });
+    expect(found.hits.map((hit) => hit.record.content)).toEqual(['red apples', 'tea cake']);
   });
 
   it('keeps mnemo_term_stats and mnemo_lexical_stats equal to the postings and records without an expiry', async () => {
