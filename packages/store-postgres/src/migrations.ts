@@ -349,11 +349,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tags of live records, beside their visibility',
     statements: (s) => [
       // A lexical recall filtered by tag read the whole record table to count the records that
-      // carry it (tags cannot be in mnemo_records_filters, see version 9): 360-390 ms p50 at
-      // 100,000 records. One row per tag of each live, non-plan record (as postings are kept),
-      // with what visibility and BM25 need of the record, in a covering index on the tag's
-      // SHA-256 (a tag may be longer than a btree entry may hold), makes the records that
-      // pass an index-only read.
+      // carry it (tags cannot be in mnemo_records_filters, see version 9): 289-365 ms p50 at
+      // 100,000 records for a tag one record in ten carries. One row per tag of each live,
+      // non-plan record (as postings are kept), with what visibility and BM25 need of the
+      // record, in a covering index on the tag's SHA-256 (a tag may be longer than a btree
+      // entry may hold), makes the records that pass an index-only read. A writer still
+      // running the code of version 10 does not maintain this table.
       `LOCK TABLE ${s}.mnemo_records IN SHARE MODE`,
       `CREATE TABLE ${s}.mnemo_record_tags (
         tag_key bytea NOT NULL,
