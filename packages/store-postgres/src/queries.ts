@@ -350,6 +350,7 @@ async function lexicalFromTags(s: Session, query: LexicalQuery): Promise<ScoredR
   const anyOf = [...new Set(query.filters.tagsAny ?? [])];
   const allOf = [...new Set(query.filters.tagsAll ?? [])];
   const tags = [...new Set([...anyOf, ...allOf])];
+  const one = tags.length === 1;
   const rows = await s.all(
     `WITH ${v.granted},
      wanted AS MATERIALIZED (
@@ -357,17 +358,16 @@ async function lexicalFromTags(s: Session, query: LexicalQuery): Promise<ScoredR
               t.tag = ANY(${p.texts(allOf)}) AS all_of
        FROM unnest(${p.texts(tags)}) AS t(tag)
      ),
-     -- One row per record that passes (a record has a row per tag, so several tags group).
+     -- One row per record that passes: a record has a row per tag, so with one tag wanted
+     -- these are the rows, and with several they are grouped.
      tagged AS MATERIALIZED (
+       SELECT tg.record_id COLLATE "C" AS record_id, ${one ? 'tg.doc_length' : 'min(tg.doc_length)'} AS dl
+       FROM wanted w JOIN ${s.schema}.mnemo_record_tags tg ON tg.tag_key = w.key
+       WHERE ${v.live('tg')} AND ${v.visible('tg')}
        ${
-         tags.length === 1
-           ? `SELECT tg.record_id COLLATE "C" AS record_id, tg.doc_length AS dl
-              FROM wanted w JOIN ${s.schema}.mnemo_record_tags tg ON tg.tag_key = w.key
-              WHERE ${v.live('tg')} AND ${v.visible('tg')}`
-           : `SELECT tg.record_id COLLATE "C" AS record_id, min(tg.doc_length) AS dl
-              FROM wanted w JOIN ${s.schema}.mnemo_record_tags tg ON tg.tag_key = w.key
-              WHERE ${v.live('tg')} AND ${v.visible('tg')}
-              GROUP BY 1
+         one
+           ? ''
+           : `GROUP BY 1
               HAVING ${anyOf.length === 0 ? 'TRUE' : 'bool_or(w.any_of)'}
                 AND count(*) FILTER (WHERE w.all_of) = ${p.add(allOf.length, '::int')}`
        }
