@@ -1,5 +1,6 @@
-import type { DuckDBArrayValue, DuckDBListValue } from '@duckdb/node-api';
+import type { DuckDBListValue } from '@duckdb/node-api';
 import type { MemoryRecord, ScoredRecord } from '@mnemo/core';
+import { eachEmbedding } from './embedding-vectors.js';
 import { cosineScore } from './queries.js';
 import { rowToGrant, rowToRecord } from './rows.js';
 import type { Postings, SearchIndex } from './search-index.js';
@@ -110,12 +111,7 @@ export async function loadVectors(s: Session, index: SearchIndex): Promise<void>
     `SELECT r.id, r.embedding FROM mnemo_records r WHERE ${INDEXED} AND r.embedding IS NOT NULL`,
     (chunk) => {
       const ids = chunk.getColumnValues(0) as string[];
-      const embeddings = chunk.getColumnValues(1) as (DuckDBArrayValue | DuckDBListValue)[];
-      const rows = chunk.rowCount;
-      for (let i = 0; i < rows; i += 1) {
-        const embedding = embeddings[i] as DuckDBArrayValue | DuckDBListValue;
-        index.putVector(ids[i] as string, embedding.items as number[]);
-      }
+      eachEmbedding(chunk, 1, (row, embedding) => index.putVector(ids[row] as string, embedding));
     },
   );
 }

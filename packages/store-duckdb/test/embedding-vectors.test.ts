@@ -1,0 +1,54 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eachEmbedding } from '../src/embedding-vectors.js';
+import { Session } from '../src/session.js';
+
+const instance = await DuckDBInstance.create(':memory:');
+const session = new Session(await instance.connect());
+afterAll(() => instance.closeSync());
+
+/**
+ * 5,000 rows (three result chunks): row i holds [i + 1, -(i + 1) / 4, 2^-24 · i] as a
+ * FLOAT[3] array, and the list of its first i mod 4 elements; every seventh
+ * row's array and every eleventh row's list are NULL.
+ */
+await session.exec(`CREATE TABLE t AS SELECT i::INTEGER AS i,
+    [i + 1, -(i + 1) / 4, i * pow(2, -24)]::FLOAT[3] AS arr,
+    ([i + 1, -(i + 1) / 4, i * pow(2, -24)]::FLOAT[])[1:i % 4] AS list
+  FROM range(5000) r(i)`);
+await session.exec('UPDATE t SET arr = NULL WHERE i % 7 = 3');
+await session.exec('UPDATE t SET list = NULL WHERE i % 11 = 5');
+const ROWS = 'SELECT i, arr, list FROM t ORDER BY i';
+
+function expected(i: number, kind: 'arr' | 'list'): number[] | null {
+  if (kind === 'arr' ? i % 7 === 3 : i % 11 === 5) return null;
+  const floats = Array.from(Float32Array.from([i + 1, -(i + 1) / 4, i * 2 ** -24]));
+  return kind === 'arr' ? floats : floats.slice(0, i % 4);
+}
+
+describe('eachEmbedding', () => {
+  it.each([
+    ['a FLOAT[3] array', 'arr', 1],
+    ['a FLOAT[] list', 'list', 2],
+  ] as const)(
+    'reads every row of %s, NULLs included, as DuckDB stores it',
+    async (_name, kind, column) => {
+      const read: { i: number; floats: number[] | null }[] = [];
+      let chunks = 0;
+      await session.eachChunk(ROWS, (chunk) => {
+        chunks += 1;
+        const ids = chunk.getColumnValues(0) as number[];
+        eachEmbedding(chunk, column, (row, embedding) =>
+          read.push({
+            i: ids[row] as number,
+            floats: embedding === null ? null : Array.from(embedding),
+          }),
+        );
+      });
+      expect(chunks).toBe(3);
+      expect(read).toEqual(
+        Array.from({ length: 5000 }, (_, i) => ({ i, floats: expected(i, kind) })),
+      );
+    },
+  );
+});
