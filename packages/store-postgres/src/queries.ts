@@ -288,12 +288,17 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
               coalesce(array_agg(term) FILTER (WHERE essential), '{}') AS essential
        FROM weights
      ),
+     -- Grouped on the ids' bytes: planned as a sort (its estimate is a few rows), the ids in the
+     -- database's collation took 2.6 of the 4.9 ms of this step for 2,900 postings. Back in
+     -- that collation, they join the record id index.
      partial AS MATERIALIZED (
-       SELECT po.record_id, min(po.doc_length)::float8 AS dl,
-              sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')}) AS score
-       FROM ${s.schema}.mnemo_postings po JOIN weights w ON w.term = po.term CROSS JOIN stats st
-       WHERE po.term = ANY((SELECT essential FROM common)::text[]) AND ${v.live('po')} AND ${v.visible('po')}
-       GROUP BY po.record_id
+       SELECT record_id COLLATE "default" AS record_id, dl, score FROM (
+         SELECT po.record_id COLLATE "C" AS record_id, min(po.doc_length)::float8 AS dl,
+                sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')}) AS score
+         FROM ${s.schema}.mnemo_postings po JOIN weights w ON w.term = po.term CROSS JOIN stats st
+         WHERE po.term = ANY((SELECT essential FROM common)::text[]) AND ${v.live('po')} AND ${v.visible('po')}
+         GROUP BY 1
+       ) grouped
      ),
      -- The limit best partial scores' records, scored in full: the limit-th of those full
      -- scores is a floor for the result (far above the limit-th partial score when the
