@@ -1,4 +1,3 @@
-import type { JS } from '@duckdb/node-api';
 import {
   type AuditEvent,
   type Grant,
@@ -8,10 +7,9 @@ import {
   permissionFromLevel,
   type Scope,
 } from '@mnemo/core';
+import type { Row } from './embedding-vectors.js';
 
-type Row = Record<string, JS>;
-
-const time = (value: JS | undefined): Date | null =>
+const time = (value: Row[string] | undefined): Date | null =>
   value === null || value === undefined ? null : new Date(Number(value));
 
 export function rowToRecord(row: Row): MemoryRecord {
@@ -25,7 +23,7 @@ export function rowToRecord(row: Row): MemoryRecord {
     importance: row.importance as number,
     tags: row.tags as string[],
     metadata: JSON.parse(row.metadata as string) as JsonObject,
-    embedding: row.embedding === null ? null : Float32Array.from(row.embedding as number[]),
+    embedding: row.embedding as Float32Array | null,
     contentHash: row.content_hash as string,
     threadId: row.thread_id as string | null,
     sourceType: row.source_type as string | null,

@@ -3,12 +3,12 @@ import type {
   DuckDBDataChunk,
   DuckDBInstance,
   DuckDBPreparedStatement,
-  JS,
 } from '@duckdb/node-api';
+import { type Row, rowObjects } from './embedding-vectors.js';
 import { mapDuckDBError } from './errors.js';
 import type { Params } from './sql.js';
 
-export type Row = Record<string, JS>;
+export type { Row };
 
 /** One DuckDB connection, with driver errors mapped to MnemoError. */
 export class Session {
@@ -60,8 +60,7 @@ export class Session {
   /** `all` as a prepared statement (see `execPrepared`), for the queries every search repeats. */
   async allPrepared(sql: string, params: Params): Promise<Row[]> {
     try {
-      const reader = await (await this.prepare(sql, params)).runAndReadAll();
-      return reader.getRowObjectsJS();
+      return rowObjects(await (await this.prepare(sql, params)).run());
     } catch (error) {
       throw mapDuckDBError(error, 'query');
     }
@@ -79,8 +78,7 @@ export class Session {
 
   async all(sql: string, params?: Params): Promise<Row[]> {
     try {
-      const reader = await this.connection.runAndReadAll(sql, params?.values, params?.types);
-      return reader.getRowObjectsJS();
+      return rowObjects(await this.connection.run(sql, params?.values, params?.types));
     } catch (error) {
       throw mapDuckDBError(error, 'query');
     }

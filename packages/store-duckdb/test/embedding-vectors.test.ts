@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eachEmbedding } from '../src/embedding-vectors.js';
+import { eachEmbedding, rowObjects } from '../src/embedding-vectors.js';
 import { Session } from '../src/session.js';
 
 const instance = await DuckDBInstance.create(':memory:');
@@ -14,7 +14,9 @@ afterAll(() => instance.closeSync());
  */
 await session.exec(`CREATE TABLE t AS SELECT i::INTEGER AS i,
     [i + 1, -(i + 1) / 4, i * pow(2, -24)]::FLOAT[3] AS arr,
-    ([i + 1, -(i + 1) / 4, i * pow(2, -24)]::FLOAT[])[1:i % 4] AS list
+    ([i + 1, -(i + 1) / 4, i * pow(2, -24)]::FLOAT[])[1:i % 4] AS list,
+    'row ' || i AS label, i::BIGINT * 1000 AS stamp, ['a', 'b'][1:i % 3] AS tags,
+    [i, i + 1]::DOUBLE[2] AS doubles
   FROM range(5000) r(i)`);
 await session.exec('UPDATE t SET arr = NULL WHERE i % 7 = 3');
 await session.exec('UPDATE t SET list = NULL WHERE i % 11 = 5');
@@ -51,4 +53,32 @@ describe('eachEmbedding', () => {
       );
     },
   );
+});
+
+describe('rowObjects', () => {
+  it('gives what getRowObjectsJS gives, with each FLOAT array or list as its own Float32Array', async () => {
+    const sql = 'SELECT i, arr, label, list, stamp, tags, doubles FROM t ORDER BY i';
+    const rows = rowObjects(await session.connection.run(sql));
+    const reference = (await session.connection.runAndReadAll(sql)).getRowObjectsJS();
+    expect(rows.length).toBe(5000);
+    expect(
+      rows.map((row) => ({
+        ...row,
+        arr: row.arr === null ? null : Array.from(row.arr as Float32Array),
+        list: row.list === null ? null : Array.from(row.list as Float32Array),
+      })),
+    ).toEqual(reference);
+    expect(rows[4997]).toEqual({
+      i: 4997,
+      arr: Float32Array.from([4998, -1249.5, 4997 * 2 ** -24]),
+      label: 'row 4997',
+      list: Float32Array.from([4998]),
+      stamp: 4997000n,
+      tags: ['a', 'b'],
+      doubles: [4997, 4998],
+    });
+    // Each row's own copy, not a view of its chunk's floats.
+    const arr = rows[4997]?.arr as Float32Array;
+    expect([arr.byteOffset, arr.buffer.byteLength]).toEqual([0, 12]);
+  });
 });
