@@ -94,6 +94,17 @@ export interface DuckDBStoreOptions {
    * give the same answers. See "Search index in memory" in the README.
    */
   searchIndex?: 'memory' | 'sql';
+  /**
+   * With the search index in memory: `init()` loads all of it, the
+   * embeddings' codes included, before it returns, so that no search waits
+   * for a load (default false: the first search that needs each part loads
+   * it). At 100,000 records on this project's 2-core machine, on a slow
+   * day: `init()` 4.0–4.1 s instead of 0.1, then the first lexical recall
+   * 62–65 ms instead of 2.6 s and the first semantic one 128–137 ms
+   * instead of 1.0–1.5 s. A lazy load holds writes back while it runs, as
+   * it runs between commits.
+   */
+  preloadSearchIndex?: boolean;
 }
 
 /**
@@ -132,6 +143,19 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
     throw new MnemoError('INVALID_INPUT', "searchIndex: must be 'memory' or 'sql'", {
       details: { field: 'searchIndex' },
     });
+  }
+  const preload = options.preloadSearchIndex;
+  if (preload !== undefined && typeof preload !== 'boolean') {
+    throw new MnemoError('INVALID_INPUT', 'preloadSearchIndex: must be a boolean', {
+      details: { field: 'preloadSearchIndex' },
+    });
+  }
+  if (preload === true && searchIndex === 'sql') {
+    throw new MnemoError(
+      'INVALID_INPUT',
+      "preloadSearchIndex: there is no index to load with searchIndex 'sql'",
+      { details: { field: 'preloadSearchIndex' } },
+    );
   }
   return new DuckDBStore(options);
 }
@@ -276,6 +300,7 @@ class DuckDBStore implements MemoryStore {
     // A file written before the sorted table existed, or closed with a full run pending.
     if (this.freshPostings >= this.runSize) await this.sortPostings(writer);
     this.ready = true;
+    if (this.options.preloadSearchIndex === true) await this.loadVectors();
   }
 
   private get runSize(): number {

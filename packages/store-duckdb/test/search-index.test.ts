@@ -1,8 +1,10 @@
+import { DuckDBConnection } from '@duckdb/node-api';
 import {
   createEngine,
   dedupKey,
   type MemoryHandle,
   type MemoryStore,
+  type MnemoError,
   type NewRecord,
   type RecordFilters,
   termFrequencies,
@@ -13,7 +15,7 @@ import {
   createSequentialIds,
   memoryRecord,
 } from '@mnemo/core/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDuckDBStore, type DuckDBStoreOptions } from '../src/index.js';
 import { SearchIndex } from '../src/search-index.js';
 import { Session } from '../src/session.js';
@@ -234,6 +236,32 @@ describe('lexical and vector search on the in-memory index', () => {
     expect(memory).toEqual(sql);
   });
 
+  it('loads the whole index in init() with preloadSearchIndex, so that no recall reads the file for it', async () => {
+    const path = file('preload.duckdb');
+    await run({ path, postingsRunSize: 50 }, 'sql', scenario, false);
+    await (cleanup.pop() as () => Promise<void>)();
+    // The loads stream their rows (three queries for the postings, one for the embeddings);
+    // nothing else a recall does streams.
+    const reopen = async (options: Partial<DuckDBStoreOptions>) => {
+      const context = await open(createDuckDBStore({ path, postingsRunSize: 50, ...options }));
+      const stream = vi.spyOn(DuckDBConnection.prototype, 'stream');
+      try {
+        context.clock.set('2026-03-01T01:00:00.000Z');
+        await context.ask('reopened');
+        return { answers: context.answers, streamed: stream.mock.calls.length };
+      } finally {
+        stream.mockRestore();
+        await context.close();
+      }
+    };
+    const sql = await reopen({ searchIndex: 'sql' });
+    const lazy = await reopen({});
+    const preloaded = await reopen({ preloadSearchIndex: true });
+    expect([sql.streamed, lazy.streamed, preloaded.streamed]).toEqual([0, 4, 0]);
+    expect(lazy.answers).toEqual(sql.answers);
+    expect(preloaded.answers).toEqual(sql.answers);
+  });
+
   // Each read that follows a search on the index: the rows of a lexical search's ranked ids;
   // the scores of a vector search's candidates, with the rows of its top.
   const reads = [
@@ -353,6 +381,29 @@ describe('lexical and vector search on the in-memory index', () => {
     expect(() =>
       createDuckDBStore({ path: ':memory:', searchIndex: 'disk' as unknown as 'sql' }),
     ).toThrow(/searchIndex/);
+  });
+
+  it('rejects a preloadSearchIndex that is not a boolean, or with no index to load', () => {
+    const failure = (options: Partial<DuckDBStoreOptions>) => {
+      try {
+        createDuckDBStore({ path: ':memory:', ...options });
+      } catch (error) {
+        const { code, message, details } = error as MnemoError;
+        return { code, message, details };
+      }
+      return null;
+    };
+    expect(failure({ preloadSearchIndex: 'yes' as unknown as boolean })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'preloadSearchIndex: must be a boolean',
+      details: { field: 'preloadSearchIndex' },
+    });
+    expect(failure({ searchIndex: 'sql', preloadSearchIndex: true })).toEqual({
+      code: 'INVALID_INPUT',
+      message: "preloadSearchIndex: there is no index to load with searchIndex 'sql'",
+      details: { field: 'preloadSearchIndex' },
+    });
+    expect(failure({ searchIndex: 'sql', preloadSearchIndex: false })).toBeNull();
   });
 });
 
