@@ -1,14 +1,26 @@
-import { DuckDBDataChunk, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  type DuckDBArrayType,
+  DuckDBDataChunk,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { setEmbeddings } from './embedding-vectors.js';
 import { mapDuckDBError } from './errors.js';
 import type { Session } from './session.js';
 
 /** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */
 const CHUNK_ROWS = 2048;
 
+/** A column to append: its type and one value per row, or a `FLOAT[n]` array's embeddings. */
+export type AppendColumn =
+  | { type: DuckDBType; values: readonly DuckDBValue[] }
+  | { type: DuckDBArrayType; embeddings: readonly (Float32Array | null)[] };
+
 /**
  * Appends rows to `table` through DuckDB's Appender, one data chunk per 2,048
  * rows. `columns` are the table's columns in its declared order, each with
- * its type and one value per row (all the same length).
+ * its type and one value per row (all the same length); embeddings are
+ * copied into the chunk as floats (see `setEmbeddings`).
  *
  * Why not `INSERT … SELECT unnest($list)`: binding a list parameter converts
  * every element to a DuckDB value one by one, which costs about 1.6 ms per
@@ -20,9 +32,11 @@ const CHUNK_ROWS = 2048;
 export async function appendRows(
   s: Session,
   table: string,
-  columns: readonly { type: DuckDBType; values: readonly DuckDBValue[] }[],
+  columns: readonly AppendColumn[],
 ): Promise<void> {
-  const rows = columns[0]?.values.length ?? 0;
+  const [first] = columns;
+  const rows =
+    first === undefined ? 0 : 'values' in first ? first.values.length : first.embeddings.length;
   if (rows === 0) return;
   let appender: Awaited<ReturnType<Session['connection']['createAppender']>>;
   try {
@@ -36,6 +50,10 @@ export async function appendRows(
       const count = Math.min(CHUNK_ROWS, rows - start);
       const chunk = DuckDBDataChunk.create(types, count);
       columns.forEach((column, index) => {
+        if ('embeddings' in column) {
+          setEmbeddings(chunk, index, column.type.length, column.embeddings, start, count);
+          return;
+        }
         const vector = chunk.getColumnVector(index);
         for (let row = 0; row < count; row += 1) {
           vector.setItem(row, column.values[start + row] as DuckDBValue);

@@ -106,6 +106,47 @@ export function eachEmbedding(
   }
 }
 
+/**
+ * Fills column `column` of a chunk being written, a `FLOAT[size]` array,
+ * with `count` embeddings from `embeddings[start]` on: their floats laid end
+ * to end and copied into the chunk's child vector at once, a missing one
+ * marked NULL. `setItem` on the column's vector takes a `DuckDBArrayValue`
+ * of numbers and writes it a float at a time: 32–50 ms for 2,048 rows of
+ * 384 floats, against 11–21 ms this way. Every embedding must have `size`
+ * floats.
+ */
+export function setEmbeddings(
+  chunk: DuckDBDataChunk,
+  column: number,
+  size: number,
+  embeddings: readonly (Float32Array | null)[],
+  start: number,
+  count: number,
+): void {
+  const vector = duckdb.data_chunk_get_vector(chunk.chunk, column);
+  const floats = new Float32Array(count * size);
+  // The validity mask, as eachEmbedding reads it; made only if a row is NULL.
+  let mask: Uint8Array<ArrayBuffer> | null = null;
+  for (let row = 0; row < count; row += 1) {
+    const embedding = embeddings[start + row] ?? null;
+    if (embedding === null) {
+      mask ??= new Uint8Array(Math.ceil(count / 64) * 8).fill(255);
+      mask[row >> 3] = (mask[row >> 3] as number) & ~(1 << (row & 7));
+      continue;
+    }
+    if (embedding.length !== size) {
+      throw new Error(`an embedding of ${embedding.length} floats for a FLOAT[${size}] column`);
+    }
+    floats.set(embedding, row * size);
+  }
+  const child = duckdb.array_vector_get_child(vector);
+  duckdb.copy_data_to_vector(child, 0, floats.buffer, 0, floats.byteLength);
+  if (mask !== null) {
+    duckdb.vector_ensure_validity_writable(vector);
+    duckdb.copy_data_to_vector_validity(vector, 0, mask.buffer, 0, mask.byteLength);
+  }
+}
+
 /** The first `count` floats of a FLOAT vector. */
 function floatsOf(vector: duckdb.Vector, count: number): Float32Array {
   const bytes = duckdb.vector_get_data(vector, count * Float32Array.BYTES_PER_ELEMENT);

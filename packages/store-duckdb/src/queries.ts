@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
   ARRAY,
-  arrayValue,
   BIGINT,
   BOOLEAN,
   DOUBLE,
@@ -646,14 +645,12 @@ export async function insertRecords(
       VARCHAR,
       records.map((r) => JSON.stringify(r.metadata)),
     ),
-    column(
-      fixed === null ? LIST(FLOAT) : ARRAY(FLOAT, fixed),
-      records.map((r) => {
-        if (r.embedding === null) return null;
-        const items = Array.from(r.embedding);
-        return fixed === null ? listValue(items) : arrayValue(items);
-      }),
-    ),
+    fixed === null
+      ? column(
+          LIST(FLOAT),
+          records.map((r) => (r.embedding === null ? null : listValue(Array.from(r.embedding)))),
+        )
+      : { type: ARRAY(FLOAT, fixed), embeddings: records.map((r) => r.embedding) },
     column(
       VARCHAR,
       records.map((r) => r.contentHash),

@@ -1,5 +1,6 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { ARRAY, DuckDBInstance, FLOAT, INTEGER } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
+import { appendRows } from '../src/append.js';
 import { eachEmbedding, rowObjects } from '../src/embedding-vectors.js';
 import { Session } from '../src/session.js';
 
@@ -80,5 +81,32 @@ describe('rowObjects', () => {
     // Each row's own copy, not a view of its chunk's floats.
     const arr = rows[4997]?.arr as Float32Array;
     expect([arr.byteOffset, arr.buffer.byteLength]).toEqual([0, 12]);
+  });
+});
+
+describe('setEmbeddings (through appendRows)', () => {
+  it('appends FLOAT[3] embeddings across chunks, NULLs included, as they were given', async () => {
+    await session.exec('CREATE TABLE w (i INTEGER, e FLOAT[3])');
+    const embeddings = Array.from({ length: 5000 }, (_, i) =>
+      i % 7 === 3 ? null : Float32Array.from([i + 1, -(i + 1) / 4, i * 2 ** -24]),
+    );
+    await appendRows(session, 'w', [
+      { type: INTEGER, values: embeddings.map((_, i) => i) },
+      { type: ARRAY(FLOAT, 3), embeddings },
+    ]);
+    const rows = await session.all('SELECT i, e FROM w ORDER BY i');
+    expect(rows).toEqual(embeddings.map((e, i) => ({ i, e })));
+  });
+
+  it('refuses an embedding of another size, and appends nothing', async () => {
+    await session.exec('CREATE TABLE v (i INTEGER, e FLOAT[3])');
+    const embeddings = [Float32Array.from([1, 2, 3]), Float32Array.from([1, 2, 3, 4])];
+    await expect(
+      appendRows(session, 'v', [
+        { type: INTEGER, values: [0, 1] },
+        { type: ARRAY(FLOAT, 3), embeddings },
+      ]),
+    ).rejects.toThrow('an embedding of 4 floats for a FLOAT[3] column');
+    expect(await session.all('SELECT count(*)::INTEGER AS n FROM v')).toEqual([{ n: 0 }]);
   });
 });
