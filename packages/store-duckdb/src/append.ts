@@ -4,7 +4,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { setEmbeddings } from './embedding-vectors.js';
+import { setEmbeddings } from './chunks.js';
 import { mapDuckDBError } from './errors.js';
 import type { Session } from './session.js';
 

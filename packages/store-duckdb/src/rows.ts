@@ -7,7 +7,7 @@ import {
   permissionFromLevel,
   type Scope,
 } from '@mnemo/core';
-import type { Row } from './embedding-vectors.js';
+import type { Row } from './chunks.js';
 
 const time = (value: Row[string] | undefined): Date | null =>
   value === null || value === undefined ? null : new Date(Number(value));

@@ -1,6 +1,6 @@
 import type { DuckDBListValue } from '@duckdb/node-api';
 import type { MemoryRecord, ScoredRecord } from '@mnemo/core';
-import { eachEmbedding } from './embedding-vectors.js';
+import { eachEmbedding } from './chunks.js';
 import { cosineScore } from './queries.js';
 import { rowToGrant, rowToRecord } from './rows.js';
 import type { Postings, SearchIndex } from './search-index.js';

@@ -4,7 +4,7 @@ import type {
   DuckDBInstance,
   DuckDBPreparedStatement,
 } from '@duckdb/node-api';
-import { type Row, rowObjects } from './embedding-vectors.js';
+import { type Row, rowObjects } from './chunks.js';
 import { mapDuckDBError } from './errors.js';
 import type { Params } from './sql.js';
 

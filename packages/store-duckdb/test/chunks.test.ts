@@ -1,7 +1,7 @@
 import { ARRAY, DuckDBInstance, FLOAT, INTEGER } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows } from '../src/append.js';
-import { eachEmbedding, rowObjects } from '../src/embedding-vectors.js';
+import { eachEmbedding, rowObjects } from '../src/chunks.js';
 import { Session } from '../src/session.js';
 
 const instance = await DuckDBInstance.create(':memory:');
