@@ -343,6 +343,12 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
 }
 
 /**
+ * The key of a tag's rows in `mnemo_record_tags` (see migration 11): the
+ * SHA-256 of the tag's UTF-8 bytes, as the rows are written and searched.
+ */
+const tagKey = (tag: string) => `sha256(convert_to(${tag}, 'UTF8'))`;
+
+/**
  * BM25 with tag filters (and memory type and scope filters, if any): the
  * visible records that pass, with their lengths, from `mnemo_record_tags`
  * (one row per tag of a live record, with what visibility needs of it),
@@ -359,7 +365,7 @@ async function lexicalFromTags(s: Session, query: LexicalQuery): Promise<ScoredR
   const rows = await s.all(
     `WITH ${v.granted},
      wanted AS MATERIALIZED (
-       SELECT sha256(convert_to(t.tag, 'UTF8')) AS key, t.tag = ANY(${p.texts(anyOf)}) AS any_of,
+       SELECT ${tagKey('t.tag')} AS key, t.tag = ANY(${p.texts(anyOf)}) AS any_of,
               t.tag = ANY(${p.texts(allOf)}) AS all_of
        FROM unnest(${p.texts(tags)}) AS t(tag)
      ),
@@ -843,7 +849,7 @@ export async function insertRecords(
   ) {
     statements.push(
       `INSERT INTO ${s.schema}.mnemo_record_tags (tag_key, record_id, agent_id, org_key, scope, memory_type, expires_at, doc_length)
-       SELECT sha256(convert_to(t.tag, 'UTF8')), x.id, x.agent_id, coalesce(x.org_id, ''), x.scope, x.memory_type,
+       SELECT ${tagKey('t.tag')}, x.id, x.agent_id, coalesce(x.org_id, ''), x.scope, x.memory_type,
               x.expires_at, x.doc_length
        FROM src x CROSS JOIN LATERAL jsonb_array_elements_text(x.tags::jsonb) AS t(tag)
        WHERE x.deleted_at IS NULL AND NOT x.is_plan`,
