@@ -20,7 +20,7 @@ export type Row = Record<string, JS | Float32Array>;
  * row its own `Float32Array` (see `eachEmbedding`): `getRowObjectsJS`
  * converts those one float at a time, about 50 µs a 384-float row: 0.5 ms
  * of reading a recall's ten rows, 0.9 ms of thirty (a hybrid recall reads
- * two such sets), and 200–280 ms of each 5,000-record page of a scan.
+ * two such sets), and 190–280 ms of each 5,000-record page of a scan.
  */
 export function rowObjects(result: DuckDBMaterializedResult): Row[] {
   const names = result.columnNames();
