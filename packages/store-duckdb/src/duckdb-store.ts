@@ -14,6 +14,14 @@ import {
   type TermFrequency,
   type VectorQuery,
 } from '@mnemo/core';
+import {
+  ACCESS_FOLD_ROWS,
+  type AccessChange,
+  AccessLog,
+  countLoggedAccesses,
+  foldAccesses,
+  logAccesses,
+} from './access-log.js';
 import { mapDuckDBError, storeClosed } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
@@ -218,6 +226,14 @@ class DuckDBStore implements MemoryStore {
   // Postings committed to `mnemo_postings` since they were last sorted (deletes not subtracted).
   private freshPostings = 0;
   private sorting = false;
+  // Accesses logged and not folded into the records yet, added to every record read (see
+  // AccessLog); a fold waits for the reads running (`activeReads`, `drained`) and holds new
+  // ones back (`folding`).
+  private readonly accesses = new AccessLog();
+  private foldQueued = false;
+  private folding: Promise<void> | null = null;
+  private activeReads = 0;
+  private drained: (() => void) | null = null;
   // Set once init() has finished: the migrations and index loads run before anything else.
   private ready = false;
   // The file this store holds in the process-wide registry (see OPEN_FILES), if any.
@@ -295,6 +311,10 @@ class DuckDBStore implements MemoryStore {
     ) {
       this.fixedDimensions = dimensions;
     }
+    // Accesses logged by an earlier process (perhaps one that crashed) go into the records first.
+    if ((await countLoggedAccesses(writer)) > 0) {
+      await this.inTransaction(writer, () => foldAccesses(writer));
+    }
     await planQueries.loadPlanIndex(writer, this.plans);
     this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
@@ -331,6 +351,45 @@ class DuckDBStore implements MemoryStore {
     this.queue = run.catch(() => undefined);
   }
 
+  /**
+   * Queues a fold of the access log behind the writes already queued once it
+   * holds `ACCESS_FOLD_ROWS` rows. Like sorting, it is nobody's write: if it
+   * fails, it rolls back and the log stays as it was.
+   */
+  private scheduleFold(writer: Session): void {
+    if (this.foldQueued || this.accesses.rows < ACCESS_FOLD_ROWS) return;
+    this.foldQueued = true;
+    const run = this.queue.then(async () => {
+      try {
+        if (!this.closed) await this.fold(writer);
+      } finally {
+        this.foldQueued = false;
+      }
+    });
+    this.queue = run.catch(() => undefined);
+  }
+
+  /** Folds the access log into the records with no read running (see AccessLog). */
+  private async fold(writer: Session): Promise<void> {
+    let reopen = () => {};
+    this.folding = new Promise<void>((resolve) => {
+      reopen = resolve;
+    });
+    try {
+      if (this.activeReads > 0) {
+        await new Promise<void>((resolve) => {
+          this.drained = resolve;
+        });
+      }
+      await this.inTransaction(writer, () => foldAccesses(writer));
+      this.accesses.clear();
+    } finally {
+      this.drained = null;
+      this.folding = null;
+      reopen();
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -359,9 +418,24 @@ class DuckDBStore implements MemoryStore {
     return this.writer;
   }
 
-  /** Runs a read on an idle pooled connection (opening one if the pool has room). */
+  /**
+   * Runs a read on an idle pooled connection (opening one if the pool has
+   * room), never while the access log is being folded (see AccessLog).
+   */
   private async read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+    while (this.folding !== null) await this.folding;
     this.openWriter();
+    this.activeReads += 1;
+    try {
+      return await this.readOn(fn);
+    } finally {
+      this.activeReads -= 1;
+      if (this.activeReads === 0) this.drained?.();
+    }
+  }
+
+  /** `read`'s pooled connection. */
+  private async readOn<T>(fn: (session: Session) => Promise<T>): Promise<T> {
     const instance = this.instance as DuckDBInstance;
     let session = this.idle.pop();
     if (session === undefined) {
@@ -421,6 +495,7 @@ class DuckDBStore implements MemoryStore {
       // Plan index changes, likewise applied only once the transaction commits.
       const planChanges: PlanChange[] = [];
       const indexChanges: IndexChange[] = [];
+      const accessChanges: AccessChange[] = [];
       const seen = { dimensions: this.dimensions, fixed: this.fixedDimensions, postings: 0 };
       const calls = serialTx(
         transactionOn(writer, {
@@ -430,6 +505,8 @@ class DuckDBStore implements MemoryStore {
           dedupKeys: () => this.loadDedupKeys(writer),
           planChanges,
           indexChanges,
+          accesses: this.accesses,
+          accessChanges,
         }),
       );
       const keysLoaded = this.dedupKeys !== null;
@@ -453,6 +530,8 @@ class DuckDBStore implements MemoryStore {
       this.fixedDimensions = seen.fixed;
       this.freshPostings += seen.postings;
       this.scheduleSorting(writer);
+      this.accesses.commit(accessChanges);
+      this.scheduleFold(writer);
       for (const change of afterTheirRecords(planChanges, planChangeIds)) {
         if (change.kind === 'add') this.plans.add(change.id, change.plan);
         else if (change.kind === 'remove') this.plans.remove(change.id);
@@ -483,11 +562,12 @@ class DuckDBStore implements MemoryStore {
   }
 
   get: MemoryStore['get'] = (visibility, ids) =>
-    this.read((s) => queries.getRecords(s, visibility, ids));
-  list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
+    this.read(async (s) => this.accesses.applyAll(await queries.getRecords(s, visibility, ids)));
+  list: MemoryStore['list'] = (query) =>
+    this.read(async (s) => this.accesses.applyAll(await queries.listRecords(s, query)));
   searchLexical: MemoryStore['searchLexical'] = (query) =>
     this.options.searchIndex === 'sql'
-      ? this.read((s) => queries.searchLexical(s, query))
+      ? this.read(async (s) => this.accesses.applyAll(await queries.searchLexical(s, query)))
       : this.searchLexicalInMemory(query);
 
   /**
@@ -509,25 +589,25 @@ class DuckDBStore implements MemoryStore {
       );
       if (hits !== null) return hits;
     }
-    return this.read((s) => queries.searchLexical(s, query));
+    return this.read(async (s) => this.accesses.applyAll(await queries.searchLexical(s, query)));
   }
 
   /** The rows of `ranked`, or null if one is missing or deleted (a forget committed since). */
   private async withRows(ranked: readonly RankedId[]): Promise<ScoredRecord[] | null> {
     if (ranked.length === 0) return [];
-    const rows = await this.read((s) =>
-      recordsById(
+    return this.read(async (s) => {
+      const rows = await recordsById(
         s,
         ranked.map(({ id }) => id),
-      ),
-    );
-    const hits: ScoredRecord[] = [];
-    for (const { id, score } of ranked) {
-      const record = rows.get(id);
-      if (record === undefined || record.deletedAt !== null) return null;
-      hits.push({ record, score });
-    }
-    return hits;
+      );
+      const hits: ScoredRecord[] = [];
+      for (const { id, score } of ranked) {
+        const record = rows.get(id);
+        if (record === undefined || record.deletedAt !== null) return null;
+        hits.push({ record: this.accesses.apply(record), score });
+      }
+      return hits;
+    });
   }
 
   /** The search index, loaded on first use in the writer's queue, so between commits. */
@@ -549,7 +629,9 @@ class DuckDBStore implements MemoryStore {
 
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.options.searchIndex === 'sql'
-      ? this.readEmbeddings((s, fixed) => queries.searchVector(s, query, fixed))
+      ? this.readEmbeddings(async (s, fixed) =>
+          this.accesses.applyAll(await queries.searchVector(s, query, fixed)),
+        )
       : this.searchVectorInMemory(query);
 
   /**
@@ -586,12 +668,15 @@ class DuckDBStore implements MemoryStore {
       );
       if (ids === null) break;
       if (ids.length === 0) return [];
-      const { hits, intact } = await this.readEmbeddings((s, fixed) =>
-        scoreCandidates(s, ids, query.vector, fixed, query.limit),
-      );
+      const { hits, intact } = await this.readEmbeddings(async (s, fixed) => {
+        const scored = await scoreCandidates(s, ids, query.vector, fixed, query.limit);
+        return { ...scored, hits: this.accesses.applyAll(scored.hits) };
+      });
       if (intact) return hits;
     }
-    return this.readEmbeddings((s, fixed) => queries.searchVector(s, query, fixed));
+    return this.readEmbeddings(async (s, fixed) =>
+      this.accesses.applyAll(await queries.searchVector(s, query, fixed)),
+    );
   }
 
   /** The search index holding vectors: they are loaded on first use, in the writer's queue. */
@@ -627,7 +712,9 @@ class DuckDBStore implements MemoryStore {
     return size;
   };
   scanRecords: MemoryStore['scanRecords'] = (page) =>
-    this.read((s) => queries.scanRecords(s, page));
+    this.read(async (s) =>
+      (await queries.scanRecords(s, page)).map((record) => this.accesses.apply(record)),
+    );
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
 }
@@ -713,10 +800,13 @@ interface TransactionState {
   planChanges: PlanChange[];
   /** Search index changes likewise. */
   indexChanges: IndexChange[];
+  /** The access log, and this transaction's changes to it, taken in once it commits. */
+  accesses: AccessLog;
+  accessChanges: AccessChange[];
 }
 
 function transactionOn(s: Session, state: TransactionState): StoreTx {
-  const { committed, advanced, seen, planChanges, indexChanges } = state;
+  const { committed, advanced, seen, planChanges, indexChanges, accesses, accessChanges } = state;
   // A size read inside the transaction is cached once it commits (see `transaction`).
   const dimensions = async () => {
     seen.dimensions ??= await queries.embeddingDimensions(s);
@@ -730,8 +820,9 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     }
   };
   return {
-    get: (visibility, ids) => queries.getRecords(s, visibility, ids),
-    list: (query) => queries.listRecords(s, query),
+    get: async (visibility, ids) =>
+      accesses.applyAll(await queries.getRecords(s, visibility, ids), accessChanges),
+    list: async (query) => accesses.applyAll(await queries.listRecords(s, query), accessChanges),
     findLiveDuplicates: async (dedupKeys, now) => {
       const known = await state.dedupKeys();
       const candidates = dedupKeys.filter((key) => known.has(dedupPrefix(key)));
@@ -770,6 +861,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     deleteRecords: async (ids, mode, at) => {
       await queries.deleteRecords(s, ids, mode, at);
       drop(ids);
+      if (mode === 'hard') accessChanges.push({ kind: 'forget', ids });
     },
     redactRecords: async (ids, content, at) => {
       await queries.redactRecords(s, ids, content, at);
@@ -789,7 +881,8 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     },
     touch: async (ids, at) => {
       const unique = [...new Set(ids)];
-      await queries.touch(s, unique, at);
+      await logAccesses(s, unique, at, accesses.nextTouch());
+      accessChanges.push({ kind: 'touch', ids: unique, at });
       planChanges.push({ kind: 'touch', ids: unique, at });
     },
     auditHead: async (chain) =>

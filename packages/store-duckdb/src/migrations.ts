@@ -234,4 +234,19 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE mnemo_audit_events_v8 RENAME TO mnemo_audit_events',
     ],
   },
+  {
+    version: 9,
+    name: 'access log',
+    // A recall's accesses are appended here, one row per record, and folded into the records'
+    // access_count and last_accessed_at now and then (see access-log.ts): updating ten
+    // scattered records in place cost a recall more than the rest of its audit transaction.
+    // `touch` numbers the accesses in the order they committed.
+    statements: () => [
+      `CREATE TABLE mnemo_accesses (
+        record_id VARCHAR NOT NULL,
+        accessed_at BIGINT NOT NULL,
+        touch BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

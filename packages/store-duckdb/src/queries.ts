@@ -30,6 +30,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { forgetAccesses } from './access-log.js';
 import { appendRows } from './append.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
@@ -809,6 +810,7 @@ export async function deleteRecords(
       g,
     );
     await s.exec(`DELETE FROM mnemo_records WHERE id IN (SELECT unnest(${p.strings(ids)}))`, p);
+    await forgetAccesses(s, ids);
   } else {
     await s.exec(
       `UPDATE mnemo_records SET deleted_at = ${p.time(at)}, updated_at = ${p.time(at)}
@@ -853,13 +855,4 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
       p,
     );
   }
-}
-
-export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
-  const p = new Params();
-  await s.execPrepared(
-    `UPDATE mnemo_records SET access_count = access_count + 1, last_accessed_at = ${p.time(at)}
-     WHERE id IN (SELECT unnest(${p.strings(ids)}))`,
-    p,
-  );
 }

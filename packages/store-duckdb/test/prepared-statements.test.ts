@@ -27,11 +27,11 @@ describe('DuckDB prepared statements', () => {
       }
       const statements = prepare.mock.calls.map(([sql]) => sql.split(/\s+/).slice(0, 3).join(' '));
       expect(statements.sort()).toEqual([
+        'INSERT INTO mnemo_accesses',
         'INSERT INTO mnemo_audit_events',
         'INSERT INTO mnemo_audit_heads',
         'SELECT r.id, r.agent_id,', // on the one reader these sequential recalls use
         'UPDATE mnemo_audit_heads SET',
-        'UPDATE mnemo_records SET',
       ]);
       expect((await engine.verifyAudit()).events).toBe(20);
       expect((await agent.get(ids[0] as string)).accessCount).toBe(10);

@@ -34,10 +34,26 @@ export async function runOnFile(path: string, statements: readonly string[]): Pr
 }
 
 /**
- * Takes a file back to how schema version 7 left it: audit record ids as a VARCHAR[] list.
- * (DuckDB alters no table with a primary key, so the table is rebuilt.)
+ * Takes a file back to how schema version 8 left it: no access log, the accesses it held
+ * added to the records' counts as version 8 kept them.
+ */
+export const BEFORE_ACCESS_LOG: readonly string[] = [
+  `UPDATE mnemo_records r
+   SET access_count = r.access_count + a.n, last_accessed_at = a.last_at
+   FROM (SELECT record_id, count(*) AS n, arg_max(accessed_at, touch) AS last_at
+         FROM mnemo_accesses GROUP BY record_id) a
+   WHERE r.id = a.record_id`,
+  'DROP TABLE mnemo_accesses',
+  'DELETE FROM mnemo_migrations WHERE version = 9',
+];
+
+/**
+ * Takes a file back to how schema version 7 left it: audit record ids as a VARCHAR[] list
+ * (and version 9's change undone). DuckDB alters no table with a primary key, so the table
+ * is rebuilt.
  */
 export const BEFORE_AUDIT_IDS_AS_TEXT: readonly string[] = [
+  ...BEFORE_ACCESS_LOG,
   `CREATE TABLE mnemo_audit_events_v7 (
     chain VARCHAR NOT NULL,
     seq BIGINT NOT NULL,
@@ -59,8 +75,8 @@ export const BEFORE_AUDIT_IDS_AS_TEXT: readonly string[] = [
 ];
 
 /**
- * Takes a file back to how schema version 6 left it: no embedding norms (and version 8's
- * change undone). DuckDB drops no column of a table with an index, so the index goes and
+ * Takes a file back to how schema version 6 left it: no embedding norms (and the changes
+ * of versions 8 and 9 undone). DuckDB drops no column of a table with an index, so the index goes and
  * comes back.
  */
 export const BEFORE_EMBEDDING_NORMS: readonly string[] = [

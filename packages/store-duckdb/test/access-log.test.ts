@@ -1,0 +1,242 @@
+import { createEngine, type MemoryStore, type Visibility } from '@mnemo/core';
+import { createManualClock, createSequentialIds, memoryRecord } from '@mnemo/core/testing';
+import { describe, expect, it } from 'vitest';
+import { ACCESS_FOLD_ROWS } from '../src/access-log.js';
+import { createDuckDBStore } from '../src/index.js';
+import { BEFORE_ACCESS_LOG, queryFile, runOnFile } from './raw-file.js';
+import { useTempFolder } from './temp-folder.js';
+
+const { file, cleanup } = useTempFolder('mnemo-duckdb-accesses-');
+
+function open(path: string) {
+  const store = createDuckDBStore({ path });
+  cleanup.push(() => store.close());
+  const clock = createManualClock('2026-01-01T00:00:00.000Z');
+  const engine = createEngine({ store, clock, ids: createSequentialIds() });
+  return { store, engine, clock };
+}
+
+const everyone = (now: Date): Visibility => ({ agentId: 'agent-a', orgId: null, now });
+
+/** `[id, accessCount, lastAccessedAt as ISO or null]` of `ids`, as the store reads them. */
+async function counts(store: MemoryStore, ids: readonly string[], now: Date) {
+  return (await store.get(everyone(now), ids)).map(({ record }) => [
+    record.id,
+    record.accessCount,
+    record.lastAccessedAt?.toISOString() ?? null,
+  ]);
+}
+
+interface FileCounts {
+  logged: number;
+  records: [string, number, number | null][];
+}
+
+/** What the closed file holds: rows in the access log, and each record's folded count and time. */
+async function onFile(path: string): Promise<FileCounts> {
+  const [{ n }] = (await queryFile<{ n: number }>(
+    path,
+    'SELECT count(*) AS n FROM mnemo_accesses',
+  )) as [{ n: number }];
+  const rows = await queryFile<{ id: string; c: number; at: number | null }>(
+    path,
+    'SELECT id, access_count AS c, last_accessed_at AS at FROM mnemo_records ORDER BY id',
+  );
+  return { logged: n, records: rows.map((r) => [r.id, r.c, r.at]) };
+}
+
+describe('DuckDB access counts, logged and folded', () => {
+  it("logs a recall's accesses instead of updating the records, and counts them exactly before and after reopening", async () => {
+    const path = file('log.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const a = first.engine.as('agent-a');
+    const { id: x } = await a.remember({ content: 'apples and pears' });
+    const { id: y } = await a.remember({ content: 'apples and plums' });
+    const { id: z } = await a.remember({ content: 'cherries' });
+    for (let i = 0; i < 3; i += 1) {
+      first.clock.advance(1000);
+      expect((await a.recall({ query: 'apples' })).hits).toHaveLength(2);
+    }
+    first.clock.advance(1000);
+    await a.recall({ query: 'cherries' });
+    const expected = [
+      [x, 3, '2026-01-01T00:00:03.000Z'],
+      [y, 3, '2026-01-01T00:00:03.000Z'],
+      [z, 1, '2026-01-01T00:00:04.000Z'],
+    ];
+    expect(await counts(first.store, [x, y, z], first.clock.now())).toEqual(expected);
+    expect((await a.get(z)).accessCount).toBe(1);
+    await first.engine.close();
+    // Seven accesses logged; the records themselves untouched.
+    expect(await onFile(path)).toEqual({
+      logged: 7,
+      records: [
+        [x, 0, null],
+        [y, 0, null],
+        [z, 0, null],
+      ],
+    });
+
+    // Opening the file folds the log into the records (as after a crash, where it is all there is).
+    const second = open(path);
+    await second.engine.init();
+    expect(await counts(second.store, [x, y, z], second.clock.now())).toEqual(expected);
+    await second.engine.close();
+    expect(await onFile(path)).toEqual({
+      logged: 0,
+      records: [
+        [x, 3, Date.parse('2026-01-01T00:00:03.000Z')],
+        [y, 3, Date.parse('2026-01-01T00:00:03.000Z')],
+        [z, 1, Date.parse('2026-01-01T00:00:04.000Z')],
+      ],
+    });
+  });
+
+  it(`folds the log once it holds ${ACCESS_FOLD_ROWS} rows, and no read sees a count the commits did not make`, async () => {
+    const path = file('fold.duckdb');
+    const { store, engine, clock } = open(path);
+    await engine.init();
+    const a = engine.as('agent-a');
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
+    const touches = Math.ceil(ACCESS_FOLD_ROWS / 50) + 10;
+    let committed = 0;
+    let done = false;
+    const seen: number[] = [];
+    // Reads run all along, the fold's included: each sees one count for all 50 records,
+    // between the touches committed when it started and those committed when it ended.
+    const reader = (async () => {
+      while (!done) {
+        const before = committed;
+        const read = await store.get(everyone(clock.now()), ids);
+        const after = committed;
+        const values = new Set(read.map(({ record }) => record.accessCount));
+        expect([read.length, values.size]).toEqual([50, 1]);
+        const [count] = [...values] as [number];
+        expect(count).toBeGreaterThanOrEqual(before);
+        expect(count).toBeLessThanOrEqual(after);
+        seen.push(count);
+      }
+    })();
+    for (let i = 0; i < touches; i += 1) {
+      await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2, 0, 0, i))));
+      committed += 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    done = true;
+    await reader;
+    expect(seen.length).toBeGreaterThan(10);
+    const last = new Date(Date.UTC(2026, 0, 2, 0, 0, touches - 1)).toISOString();
+    expect(await counts(store, ids.slice(0, 2), clock.now())).toEqual([
+      [ids[0], touches, last],
+      [ids[1], touches, last],
+    ]);
+    await engine.close();
+    // Folded once, after the touch that brought the log to ACCESS_FOLD_ROWS rows.
+    const folded = Math.ceil(ACCESS_FOLD_ROWS / 50);
+    const folds = await onFile(path);
+    expect(folds.logged).toBe((touches - folded) * 50);
+    expect(new Set(folds.records.map(([, c]) => c))).toEqual(new Set([folded]));
+  });
+
+  it('keeps the time of the last access, also when the clock went back', async () => {
+    const path = file('clock.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const { id } = await first.engine.as('agent-a').remember({ content: 'a note' });
+    const later = new Date('2026-03-01T00:00:00.000Z');
+    const earlier = new Date('2026-02-01T00:00:00.000Z');
+    await first.store.transaction((tx) => tx.touch([id], later));
+    await first.store.transaction((tx) => tx.touch([id], earlier));
+    const expected = [[id, 2, earlier.toISOString()]];
+    expect(await counts(first.store, [id], later)).toEqual(expected);
+    await first.engine.close();
+    const second = open(path);
+    await second.engine.init();
+    expect(await counts(second.store, [id], later)).toEqual(expected);
+  });
+
+  it("counts a transaction's own accesses in its reads, and only once it commits in others'", async () => {
+    const { store, engine, clock } = open(file('tx.duckdb'));
+    await engine.init();
+    const { id } = await engine.as('agent-a').remember({ content: 'a note' });
+    const at = clock.now();
+    await store.transaction(async (tx) => {
+      await tx.touch([id], at);
+      expect((await tx.get(everyone(at), [id])).map((v) => v.record.accessCount)).toEqual([1]);
+      expect((await store.get(everyone(at), [id])).map((v) => v.record.accessCount)).toEqual([0]);
+      await tx.touch([id], at);
+      expect(
+        (await tx.list({ visibility: everyone(at), filters: {}, limit: 10 })).map(
+          (v) => v.record.accessCount,
+        ),
+      ).toEqual([2]);
+    });
+    expect(await counts(store, [id], at)).toEqual([[id, 2, at.toISOString()]]);
+  });
+
+  it('forgets the pending accesses of a record deleted for good: one imported later under its id has its own count', async () => {
+    const path = file('hard.duckdb');
+    const { store, engine, clock } = open(path);
+    await engine.init();
+    const a = engine.as('agent-a');
+    const { id } = await a.remember({ content: 'a note' });
+    await a.recall({ query: 'note' });
+    await a.recall({ query: 'note' });
+    await a.forget({ ids: [id], mode: 'hard' });
+    const imported = memoryRecord({ id, agentId: 'agent-a', content: 'a note', accessCount: 5 });
+    await store.transaction((tx) =>
+      tx.insertRecords([
+        {
+          record: imported,
+          dedupKey: 'k',
+          isPlan: false,
+          terms: [],
+          docLength: 0,
+          planTokens: null,
+        },
+      ]),
+    );
+    expect(await counts(store, [id], clock.now())).toEqual([[id, 5, null]]);
+    await engine.close();
+    expect((await onFile(path)).logged).toBe(0);
+  });
+
+  it('opens a file of schema version 8, whose counts are in the records, and logs from then on', async () => {
+    const path = file('v8.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const a = first.engine.as('agent-a');
+    const { id } = await a.remember({ content: 'a note' });
+    first.clock.advance(1000);
+    await a.recall({ query: 'note' });
+    await first.engine.close();
+    await runOnFile(path, BEFORE_ACCESS_LOG);
+    expect(
+      await queryFile(
+        path,
+        "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'mnemo_accesses'",
+      ),
+    ).toEqual([{ n: 0 }]);
+    expect(
+      await queryFile(path, 'SELECT access_count AS c, last_accessed_at AS at FROM mnemo_records'),
+    ).toEqual([{ c: 1, at: Date.parse('2026-01-01T00:00:01.000Z') }]);
+
+    const second = open(path);
+    await second.engine.init();
+    second.clock.set(new Date('2026-01-01T00:00:02.000Z'));
+    await second.engine.as('agent-a').recall({ query: 'note' });
+    expect(await counts(second.store, [id], second.clock.now())).toEqual([
+      [id, 2, '2026-01-01T00:00:02.000Z'],
+    ]);
+    await second.engine.close();
+    expect(
+      await queryFile(path, 'SELECT version, name FROM mnemo_migrations WHERE version = 9'),
+    ).toEqual([{ version: 9, name: 'access log' }]);
+    expect(await onFile(path)).toEqual({
+      logged: 1,
+      records: [[id, 1, Date.parse('2026-01-01T00:00:01.000Z')]],
+    });
+  });
+});
