@@ -4,8 +4,8 @@ import { Params } from './sql.js';
 
 /**
  * Rows of `mnemo_accesses` at which the store folds them into the records:
- * about 400 recalls of ten hits. A fold of 2,000 rows over 5,000 records of
- * a 100,000-record file took about 25 ms.
+ * about 400 recalls of ten hits. Folding that many into a 100,000-record
+ * file took 25 ms (UPDATE, DELETE and COMMIT), during which reads wait.
  */
 export const ACCESS_FOLD_ROWS = 4096;
 
@@ -23,8 +23,8 @@ interface Pending {
  * The accesses a recall records (`touch`) are appended to `mnemo_accesses`,
  * one row per record, instead of updating each record's `access_count` and
  * `last_accessed_at` in place: in a recall's audit transaction at 100,000
- * records, that UPDATE of ten scattered rows took 3.3–4.8 ms of about 10,
- * an append about 0.5. Every so often (`ACCESS_FOLD_ROWS`) and when the
+ * records, that UPDATE of ten scattered rows took 3.3–3.9 ms of about 10,
+ * the append takes 1.0–1.2 ms. Every so often (`ACCESS_FOLD_ROWS`) and when the
  * file is opened, the log is folded into the records and emptied, in one
  * transaction.
  *
