@@ -31,7 +31,7 @@ interface Pending {
  * This class holds the log's rows not folded yet, per record, and every
  * record the store returns gets them added (`apply`): this process is the
  * file's only writer, so it knows them all, and its reads need no join with
- * the log (which cost about 4 ms a read). A read must not straddle a fold —
+ * the log (which cost 4–5 ms a read). A read must not straddle a fold —
  * rows read before it plus pending accesses cleared after it would lose
  * them — so the store lets no read run during one (see DuckDBStore.read).
  */
@@ -93,6 +93,7 @@ export class AccessLog {
     items: readonly T[],
     staged: readonly AccessChange[] = [],
   ): T[] {
+    if (this.pending.size === 0 && staged.length === 0) return [...items];
     return items.map((item) => ({ ...item, record: this.apply(item.record, staged) }));
   }
 }
