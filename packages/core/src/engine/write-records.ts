@@ -23,6 +23,12 @@ export const WRITE_CHUNK_SIZE = 500;
  * transaction, possibly shared with other callers' writes. Results are in
  * input order; a draft whose dedup key matches a live record (or an earlier
  * draft) returns that record's id.
+ *
+ * The next chunk is embedded and hashed while the one before it is written
+ * (so at most two chunks are held prepared), but handed to the group commit
+ * only once that one has committed: a chunk that fails, in the embedder or
+ * in the store, ends the call with the chunks before it committed and none
+ * after it written.
  */
 export async function writeRecords(
   handle: MemoryHandle,
@@ -35,18 +41,30 @@ export async function writeRecords(
       throw invalidInput(field(index), 'must be in the future');
     }
   });
+  if (drafts.length === 0) return [];
+  const { writer } = handleContext(handle);
+  const prepare = (start: number) =>
+    prepareChunk(handle, drafts.slice(start, start + WRITE_CHUNK_SIZE), now);
   const results: RememberResult[] = [];
+  let next = prepare(0);
   for (let start = 0; start < drafts.length; start += WRITE_CHUNK_SIZE) {
-    results.push(...(await writeChunk(handle, drafts.slice(start, start + WRITE_CHUNK_SIZE), now)));
+    const written = writer.write(handle.principal, await next, now);
+    if (start + WRITE_CHUNK_SIZE < drafts.length) {
+      next = prepare(start + WRITE_CHUNK_SIZE);
+      // Awaited on the next turn; if this chunk's write fails first, its failure is the one reported.
+      next.catch(() => undefined);
+    }
+    results.push(...(await written));
   }
   return results;
 }
 
-async function writeChunk(
+/** A chunk's records, embedded and hashed, ready for the group commit. */
+async function prepareChunk(
   handle: MemoryHandle,
   drafts: readonly RecordDraft[],
   now: Date,
-): Promise<RememberResult[]> {
+): Promise<NewRecord[]> {
   const { embedder, ids } = handleContext(handle);
   const { principal } = handle;
   const vectors = embedder.semantic
@@ -55,7 +73,7 @@ async function writeChunk(
         drafts.map((draft) => draft.content),
       )
     : null;
-  const prepared = drafts.map((draft, index): NewRecord => {
+  return drafts.map((draft, index): NewRecord => {
     const record: MemoryRecord = {
       id: generatedId(ids),
       agentId: principal.agentId,
@@ -89,8 +107,6 @@ async function writeChunk(
       planTokens: draft.plan?.tokens ?? null,
     };
   });
-
-  return handleContext(handle).writer.write(principal, prepared, now);
 }
 
 /**

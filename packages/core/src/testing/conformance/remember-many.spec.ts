@@ -80,6 +80,52 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect([verification.ok, verification.events]).toEqual([true, 500]);
     });
 
+    it('embeds each chunk while the chunk before it is written, and writes the chunks one after another', async () => {
+      const hash = createHashEmbedder({ dimensions: 8 });
+      const steps: string[] = [];
+      const firsts = new Set(['bulk note 0', 'bulk note 500', 'bulk note 1000']);
+      const embedder: Embedder = {
+        ...hash,
+        async embed(texts) {
+          if (firsts.has(texts[0] as string)) steps.push(`embed ${texts[0]}`);
+          return hash.embed(texts);
+        },
+      };
+      const { store, clock } = await h.open({ embedder });
+      const traced = new Proxy(store, {
+        get(target, key) {
+          if (key === 'transaction') {
+            return <T>(fn: (tx: StoreTx) => Promise<T>) =>
+              target.transaction(async (tx) => {
+                steps.push('write');
+                const result = await fn(tx);
+                steps.push('written');
+                return result;
+              });
+          }
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }) as MemoryStore;
+      const engine = createEngine({ store: traced, clock, embedder });
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const results = await engine.as('agent-a').rememberMany(inputs);
+      expect(results.filter((r) => !r.deduplicated)).toHaveLength(1203);
+      expect(steps).toEqual([
+        'embed bulk note 0',
+        'embed bulk note 500',
+        'write',
+        'written',
+        'embed bulk note 1000',
+        'write',
+        'written',
+        'write',
+        'written',
+      ]);
+      const verification = await engine.verifyAudit();
+      expect([verification.ok, verification.events]).toEqual([true, 1203]);
+    });
+
     it('stops at a chunk that fails in the store: its rows roll back, earlier chunks stay, no later chunk is written', async () => {
       const { engine, store, clock } = await h.open({
         embedder: createHashEmbedder({ dimensions: 8 }),
