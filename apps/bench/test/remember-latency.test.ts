@@ -36,13 +36,14 @@ describe('workload', () => {
 });
 
 describe('bench remember: arguments', () => {
-  it('parses --n, --data, --store, --pg-url and --no-vector-dimensions', () => {
+  it('parses --n, --data, --store, --pg-url, --no-vector-dimensions and --embed-latency', () => {
     expect(parseRememberArgs(['--n', '50'])).toEqual({
       help: false,
       n: 50,
       dataPath: DEFAULT_LOCOMO,
       store: { kind: 'duckdb' },
       vectorDimensions: true,
+      embedLatencyMs: 0,
     });
     expect(
       parseRememberArgs([
@@ -56,6 +57,8 @@ describe('bench remember: arguments', () => {
         '--pg-url',
         'postgres://u:p@h:1/d',
         '--no-vector-dimensions',
+        '--embed-latency',
+        '10',
       ]),
     ).toEqual({
       help: false,
@@ -63,6 +66,7 @@ describe('bench remember: arguments', () => {
       dataPath: 'x.json',
       store: { kind: 'postgres', url: 'postgres://u:p@h:1/d' },
       vectorDimensions: false,
+      embedLatencyMs: 10,
     });
     expect(parseRememberArgs(['-h'])).toEqual({ help: true });
   });
@@ -77,6 +81,8 @@ describe('bench remember: arguments', () => {
     [['--n', '5', '--pg-url', 'postgres://h/d']],
     [['--n', '5', '--records', '3']],
     [['--n', '5', 'extra']],
+    [['--n', '5', '--embed-latency', '0']],
+    [['--n', '5', '--embed-latency', 'slow']],
   ])('rejects %j with exit code 2', async (argv) => {
     const result = await run(rememberCommand, ...argv);
     expect(result.code).toBe(2);
@@ -212,6 +218,23 @@ describe('bench remember and latency: end to end on DuckDB', () => {
     expect(result.code, result.stderr.join('\n')).toBe(0);
     expectRememberJson(result.json, 'duckdb', 50);
     expect(result.json.config).toMatchObject({ storeVectorDimensions: null });
+  }, 120_000);
+
+  it('remember --n 50 --embed-latency 5: the embedder answers each batch 5 ms later', async () => {
+    const result = await run(
+      rememberCommand,
+      '--n',
+      '50',
+      '--data',
+      fixture,
+      '--embed-latency',
+      '5',
+    );
+    expect(result.code, result.stderr.join('\n')).toBe(0);
+    expectRememberJson(result.json, 'duckdb', 50);
+    expect(result.json.config).toMatchObject({ embedLatencyMs: 5 });
+    // Each of the 50 remembers one at a time waits for its own 5 ms embedding.
+    expect(result.json.ms.sequential).toBeGreaterThanOrEqual(50 * 5);
   }, 120_000);
 
   it('latency --records 100: the store holds exactly 100 records', async () => {

@@ -34,6 +34,9 @@ Options:
   --no-vector-dimensions     open the stores without vectorDimensions, as the
                              set-ups in the READMEs do (the first embedding
                              stored fixes the size)
+  --embed-latency <ms>       the embedder answers each call (a batch of up to
+                             64 texts) <ms> later, as a model server would
+                             (default: at once)
   -h, --help                 show this help
 
 Output: progress and a table on stderr; one JSON object as the last line of stdout.
@@ -45,6 +48,7 @@ const FLAGS = {
   store: { type: 'string' },
   'pg-url': { type: 'string' },
   'no-vector-dimensions': { type: 'boolean' },
+  'embed-latency': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -64,6 +68,7 @@ export function parseRememberArgs(argv: readonly string[]): RememberArgs {
     dataPath: stringFlag(values, 'data') ?? DEFAULT_LOCOMO,
     store: parseStoreTarget(values),
     vectorDimensions: !booleanFlag(values, 'no-vector-dimensions'),
+    embedLatencyMs: positiveInteger('--embed-latency', stringFlag(values, 'embed-latency'), 0),
   };
 }
 
@@ -102,6 +107,7 @@ export function summarizeRemember(r: RememberBenchResult) {
     embedPerSec: r1(r.embedPerSec),
     config: {
       embedder: `hash, ${DIMENSIONS} dimensions`,
+      embedLatencyMs: r.embedLatencyMs,
       sequentialLimit: SEQUENTIAL_LIMIT,
       concurrency: CONCURRENCY,
       batchSize: BATCH_SIZE,

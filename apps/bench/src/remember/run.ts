@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { createEngine, type MemoryHandle, type RememberResult } from '@mnemo/core';
+import { createEngine, type Embedder, type MemoryHandle, type RememberResult } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import { errorMessage } from '../shared/errors.js';
 import { type MachineInfo, machineInfo } from '../shared/machine.js';
@@ -30,6 +30,8 @@ export interface RememberBenchOptions {
   store: StoreTarget;
   /** Whether the stores are opened with `vectorDimensions` (else the first embedding fixes it). */
   vectorDimensions: boolean;
+  /** Milliseconds the embedder waits before answering each call (0: answers at once). */
+  embedLatencyMs: number;
   progress?: (line: string) => void;
 }
 
@@ -44,6 +46,7 @@ export interface RememberBenchResult {
   store: StoreTarget['kind'];
   n: number;
   vectorDimensions: boolean;
+  embedLatencyMs: number;
   sequential: ModeFigures;
   concurrent: ModeFigures;
   batch: ModeFigures;
@@ -126,6 +129,7 @@ export async function runRememberBench(
     store: options.store.kind,
     n: options.n,
     vectorDimensions: options.vectorDimensions,
+    embedLatencyMs: options.embedLatencyMs,
     sequential: { ...sequential, perSec: perSec(sequential.records, sequential.ms) },
     concurrent: { ...concurrent, perSec: perSec(concurrent.records, concurrent.ms) },
     batch: { ...batch, perSec: perSec(batch.records, batch.ms) },
@@ -148,7 +152,7 @@ export async function runRememberBench(
  * exactly that many records, and removes the store (also on failure).
  */
 async function inFreshEngine(
-  { store: target, vectorDimensions }: RememberBenchOptions,
+  { store: target, vectorDimensions, embedLatencyMs }: RememberBenchOptions,
   mode: string,
   progress: (line: string) => void,
   write: (handle: MemoryHandle) => Promise<{ ms: number; results: RememberResult[] }>,
@@ -156,7 +160,7 @@ async function inFreshEngine(
   const fresh = await createFreshStore(target, vectorDimensions ? DIMENSIONS : undefined);
   const engine = createEngine({
     store: fresh.store,
-    embedder: createHashEmbedder({ dimensions: DIMENSIONS }),
+    embedder: delayedEmbedder(createHashEmbedder({ dimensions: DIMENSIONS }), embedLatencyMs),
   });
   const cleanup = async () => {
     await engine.close().catch(() => undefined);
@@ -189,4 +193,16 @@ async function inFreshEngine(
     await fresh.dispose().catch(warn);
     throw error;
   }
+}
+
+/** `embedder`, answering each call `ms` later (as a model server would); itself when `ms` is 0. */
+function delayedEmbedder(embedder: Embedder, ms: number): Embedder {
+  if (ms === 0) return embedder;
+  return {
+    ...embedder,
+    embed: async (texts) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return embedder.embed(texts);
+    },
+  };
 }
