@@ -231,9 +231,10 @@ export class MemoryHandle {
    * Stores many memories: every input is validated before anything is written
    * (a bad one fails the call with `INVALID_INPUT` naming its index, e.g.
    * `inputs[3].content`), then records are embedded in batches and written
-   * with their audit events in one transaction per 500 records. Results are
-   * in input order; duplicates (of live records or of earlier inputs) return
-   * the first record's id with `deduplicated: true`.
+   * with their audit events in one transaction per 500 records, each chunk
+   * embedded while the one before it is written. Results are in input
+   * order; duplicates (of live records or of earlier inputs) return the
+   * first record's id with `deduplicated: true`.
    */
   async rememberMany(inputs: readonly RememberInput[]): Promise<RememberResult[]> {
     const { limits, clock } = this.context;
