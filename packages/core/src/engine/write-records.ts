@@ -51,7 +51,7 @@ export async function writeRecords(
     const written = writer.write(handle.principal, await next, now);
     if (start + WRITE_CHUNK_SIZE < drafts.length) {
       next = prepare(start + WRITE_CHUNK_SIZE);
-      // Awaited on the next turn; if this chunk's write fails first, its failure is the one reported.
+      // Awaited in the next iteration; when this chunk's write fails first, that failure is reported.
       next.catch(() => undefined);
     }
     results.push(...(await written));
