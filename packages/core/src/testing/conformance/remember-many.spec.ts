@@ -92,21 +92,12 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         },
       };
       const { store, clock } = await h.open({ embedder });
-      const traced = new Proxy(store, {
-        get(target, key) {
-          if (key === 'transaction') {
-            return <T>(fn: (tx: StoreTx) => Promise<T>) =>
-              target.transaction(async (tx) => {
-                steps.push('write');
-                const result = await fn(tx);
-                steps.push('written');
-                return result;
-              });
-          }
-          const value = Reflect.get(target, key);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }) as MemoryStore;
+      const traced = wrapTransactions(store, async (tx, fn) => {
+        steps.push('write');
+        const result = await fn(tx);
+        steps.push('written');
+        return result;
+      });
       const engine = createEngine({ store: traced, clock, embedder });
       const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
       const results = await engine.as('agent-a').rememberMany(inputs);
@@ -143,16 +134,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
           return written;
         },
       });
-      const faulty = new Proxy(store, {
-        get(target, key) {
-          if (key === 'transaction') {
-            return <T>(fn: (tx: StoreTx) => Promise<T>) =>
-              target.transaction((tx) => fn(failingTx(tx)));
-          }
-          const value = Reflect.get(target, key);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }) as MemoryStore;
+      const faulty = wrapTransactions(store, (tx, fn) => fn(failingTx(tx)));
       const other = createEngine({
         store: faulty,
         clock,
@@ -219,4 +201,20 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect(await a.rememberMany([])).toEqual([]);
     });
   });
+}
+
+/** `store` as-is, except that each transaction runs the caller's work through `wrap`. */
+function wrapTransactions(
+  store: MemoryStore,
+  wrap: <T>(tx: StoreTx, fn: (tx: StoreTx) => Promise<T>) => Promise<T>,
+): MemoryStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'transaction') {
+        return <T>(fn: (tx: StoreTx) => Promise<T>) => target.transaction((tx) => wrap(tx, fn));
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as MemoryStore;
 }
