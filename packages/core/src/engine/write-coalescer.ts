@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type AuditEntry, appendAuditEntries } from '../audit/append-audit.js';
 import { principalKey } from '../hashing.js';
 import type { IdGenerator } from '../ports/id-generator.js';
@@ -54,7 +55,7 @@ export class WriteCoalescer {
     this.draining = true;
     try {
       while (this.pending.length > 0) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         let records = 0;
         let count = 0;
         for (const request of this.pending) {

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { termFrequencies } from '../analyzer.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
@@ -59,20 +60,44 @@ export async function writeRecords(
   return results;
 }
 
-/** A chunk's records, embedded and hashed, ready for the group commit. */
+/**
+ * A chunk's records, embedded and hashed, ready for the group commit. The work
+ * goes in slices of the embedder's batch size with a turn of the event loop
+ * between them, so that the write of the chunk before (its statements and
+ * their replies) goes on meanwhile instead of waiting for a CPU-bound embedder
+ * to finish the whole chunk.
+ */
 async function prepareChunk(
   handle: MemoryHandle,
   drafts: readonly RecordDraft[],
   now: Date,
 ): Promise<NewRecord[]> {
-  const { embedder, ids } = handleContext(handle);
+  const { embedder } = handleContext(handle);
+  const prepared: NewRecord[] = [];
+  const slice = Math.max(1, embedder.maxBatchSize);
+  for (let start = 0; start < drafts.length; start += slice) {
+    if (start > 0) await nextTurn();
+    const part = drafts.slice(start, start + slice);
+    const vectors = embedder.semantic
+      ? await embedTexts(
+          embedder,
+          part.map((draft) => draft.content),
+        )
+      : null;
+    prepared.push(...prepareSlice(handle, part, vectors, now));
+  }
+  return prepared;
+}
+
+/** Records of `drafts` with their `vectors` (null: no embeddings), hashed and analyzed. */
+function prepareSlice(
+  handle: MemoryHandle,
+  drafts: readonly RecordDraft[],
+  vectors: readonly Float32Array[] | null,
+  now: Date,
+): NewRecord[] {
+  const { ids } = handleContext(handle);
   const { principal } = handle;
-  const vectors = embedder.semantic
-    ? await embedTexts(
-        embedder,
-        drafts.map((draft) => draft.content),
-      )
-    : null;
   return drafts.map((draft, index): NewRecord => {
     const record: MemoryRecord = {
       id: generatedId(ids),

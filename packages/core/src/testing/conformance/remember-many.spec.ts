@@ -117,6 +117,48 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect([verification.ok, verification.events]).toEqual([true, 1203]);
     });
 
+    it('lets the event loop turn between embedding batches, so a chunk goes to the store while the next is embedded', async () => {
+      // The hash embedder answers in microtasks, as a CPU-bound local model would: without a
+      // turn of the event loop between batches, nothing else runs until the whole chunk is done.
+      const hash = createHashEmbedder({ dimensions: 8, maxBatchSize: 100 });
+      const steps: string[] = [];
+      const embedder: Embedder = {
+        ...hash,
+        async embed(texts) {
+          steps.push(`embed ${texts[0]}`);
+          return hash.embed(texts);
+        },
+      };
+      const { store, clock } = await h.open({ embedder });
+      const traced = wrapTransactions(
+        store,
+        (tx, fn) => fn(tx),
+        () => steps.push('transaction'),
+      );
+      const engine = createEngine({ store: traced, clock, embedder });
+      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const results = await engine.as('agent-a').rememberMany(inputs);
+      expect(results.filter((r) => !r.deduplicated)).toHaveLength(1203);
+      expect(steps).toEqual([
+        'embed bulk note 0',
+        'embed bulk note 100',
+        'embed bulk note 200',
+        'embed bulk note 300',
+        'embed bulk note 400',
+        'embed bulk note 500',
+        'transaction',
+        'embed bulk note 600',
+        'embed bulk note 700',
+        'embed bulk note 800',
+        'embed bulk note 900',
+        'embed bulk note 1000',
+        'transaction',
+        'embed bulk note 1100',
+        'embed bulk note 1200',
+        'transaction',
+      ]);
+    });
+
     it('stops at a chunk that fails in the store: its rows roll back, earlier chunks stay, no later chunk is written', async () => {
       const { engine, store, clock } = await h.open({
         embedder: createHashEmbedder({ dimensions: 8 }),
@@ -203,15 +245,19 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
   });
 }
 
-/** `store` as-is, except that each transaction runs the caller's work through `wrap`. */
+/** `store` as-is, except that `called` runs when a transaction is asked for and the caller's work runs through `wrap`. */
 function wrapTransactions(
   store: MemoryStore,
   wrap: <T>(tx: StoreTx, fn: (tx: StoreTx) => Promise<T>) => Promise<T>,
+  called: () => void = () => undefined,
 ): MemoryStore {
   return new Proxy(store, {
     get(target, key) {
       if (key === 'transaction') {
-        return <T>(fn: (tx: StoreTx) => Promise<T>) => target.transaction((tx) => wrap(tx, fn));
+        return <T>(fn: (tx: StoreTx) => Promise<T>) => {
+          called();
+          return target.transaction((tx) => wrap(tx, fn));
+        };
       }
       const value = Reflect.get(target, key);
       return typeof value === 'function' ? value.bind(target) : value;
