@@ -81,16 +81,11 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
     });
 
     it('embeds each chunk while the chunk before it is written, and writes the chunks one after another', async () => {
-      const hash = createHashEmbedder({ dimensions: 8 });
       const steps: string[] = [];
       const firsts = new Set(['bulk note 0', 'bulk note 500', 'bulk note 1000']);
-      const embedder: Embedder = {
-        ...hash,
-        async embed(texts) {
-          if (firsts.has(texts[0] as string)) steps.push(`embed ${texts[0]}`);
-          return hash.embed(texts);
-        },
-      };
+      const embedder = recordingEmbedder(createHashEmbedder({ dimensions: 8 }), (first) => {
+        if (firsts.has(first)) steps.push(`embed ${first}`);
+      });
       const { store, clock } = await h.open({ embedder });
       const traced = wrapTransactions(store, async (tx, fn) => {
         steps.push('write');
@@ -120,15 +115,11 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
     it('lets the event loop turn between embedding batches, so a chunk goes to the store while the next is embedded', async () => {
       // The hash embedder answers in microtasks, as a CPU-bound local model would: without a
       // turn of the event loop between batches, nothing else runs until the whole chunk is done.
-      const hash = createHashEmbedder({ dimensions: 8, maxBatchSize: 100 });
       const steps: string[] = [];
-      const embedder: Embedder = {
-        ...hash,
-        async embed(texts) {
-          steps.push(`embed ${texts[0]}`);
-          return hash.embed(texts);
-        },
-      };
+      const embedder = recordingEmbedder(
+        createHashEmbedder({ dimensions: 8, maxBatchSize: 100 }),
+        (first) => steps.push(`embed ${first}`),
+      );
       const { store, clock } = await h.open({ embedder });
       const traced = wrapTransactions(
         store,
@@ -243,6 +234,17 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect(await a.rememberMany([])).toEqual([]);
     });
   });
+}
+
+/** `embedder` as-is, except that `embedded` gets the first text of each call. */
+function recordingEmbedder(embedder: Embedder, embedded: (first: string) => void): Embedder {
+  return {
+    ...embedder,
+    async embed(texts) {
+      embedded(texts[0] as string);
+      return embedder.embed(texts);
+    },
+  };
 }
 
 /** `store` as-is, except that `called` runs when a transaction is asked for and the caller's work runs through `wrap`. */
