@@ -915,47 +915,46 @@ function upsertLexicalStats(s: Session, source: string): string {
 
 /**
  * The statement adding the postings of records (live, non-plan, without
- * expiry) to `mnemo_term_stats`; null when none.
+ * expiry) to `mnemo_term_stats`; null when none. The records are grouped by
+ * owner, scope and type first, then each group's postings by term: a key
+ * per posting (some 8,000 in a chunk of 500 records) cost a chunk's write
+ * about 4 ms before its statement could be sent.
  */
 function addTermStats(s: Session, p: Params, inputs: readonly NewRecord[]): string | null {
   const groups = new Map<
     string,
     {
-      term: string;
       agent: string;
       org: string;
       scope: string;
       type: string;
-      df: number;
-      tf: number;
-      len: number;
+      terms: Map<string, { df: number; tf: number; len: number }>;
     }
   >();
   for (const { record: r, terms, docLength } of inputs) {
+    if (terms.length === 0) continue;
     const org = r.orgId ?? '';
+    const key = JSON.stringify([r.agentId, org, r.scope, r.memoryType]);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { agent: r.agentId, org, scope: r.scope, type: r.memoryType, terms: new Map() };
+      groups.set(key, group);
+    }
     for (const { term, tf } of terms) {
-      const key = JSON.stringify([term, r.agentId, org, r.scope, r.memoryType]);
-      const group = groups.get(key);
-      if (group === undefined) {
-        groups.set(key, {
-          term,
-          agent: r.agentId,
-          org,
-          scope: r.scope,
-          type: r.memoryType,
-          df: 1,
-          tf,
-          len: docLength,
-        });
+      const stats = group.terms.get(term);
+      if (stats === undefined) {
+        group.terms.set(term, { df: 1, tf, len: docLength });
       } else {
-        group.df += 1;
-        group.tf = Math.max(group.tf, tf);
-        group.len = Math.min(group.len, docLength);
+        stats.df += 1;
+        stats.tf = Math.max(stats.tf, tf);
+        stats.len = Math.min(stats.len, docLength);
       }
     }
   }
-  if (groups.size === 0) return null;
-  const rows = [...groups.values()];
+  const rows = [...groups.values()].flatMap(({ terms, ...group }) =>
+    [...terms].map(([term, stats]) => ({ term, ...group, ...stats })),
+  );
+  if (rows.length === 0) return null;
   const ints = (values: number[], type: string) => p.add(values, `::${type}[]`);
   return upsertTermStats(
     s,
