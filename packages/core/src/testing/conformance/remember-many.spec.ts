@@ -63,7 +63,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       };
       const { engine, store } = await h.open({ embedder });
       const a = engine.as('agent-a');
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const inputs = bulkNotes();
       await expect(a.rememberMany(inputs)).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
       const listed = await store.list({
         visibility: { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') },
@@ -94,7 +94,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         return result;
       });
       const engine = createEngine({ store: traced, clock, embedder });
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const inputs = bulkNotes();
       const results = await engine.as('agent-a').rememberMany(inputs);
       expect(results.filter((r) => !r.deduplicated)).toHaveLength(1203);
       expect(steps).toEqual([
@@ -127,7 +127,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         () => steps.push('transaction'),
       );
       const engine = createEngine({ store: traced, clock, embedder });
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const inputs = bulkNotes();
       const results = await engine.as('agent-a').rememberMany(inputs);
       expect(results.filter((r) => !r.deduplicated)).toHaveLength(1203);
       expect(steps).toEqual([
@@ -173,7 +173,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         clock,
         embedder: createHashEmbedder({ dimensions: 8 }),
       });
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const inputs = bulkNotes();
       await expect(other.as('agent-a').rememberMany(inputs)).rejects.toMatchObject({
         code: 'STORE_UNAVAILABLE',
         message: 'injected fault',
@@ -206,7 +206,7 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
         clock,
         embedder: createHashEmbedder({ dimensions: 16 }),
       });
-      const inputs = Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
+      const inputs = bulkNotes();
       await expect(other.as('agent-a').rememberMany(inputs)).rejects.toMatchObject({
         code: 'DIMENSION_MISMATCH',
       });
@@ -234,6 +234,11 @@ export function rememberManySpec(t: TestApi, h: Harness): void {
       expect(await a.rememberMany([])).toEqual([]);
     });
   });
+}
+
+/** `bulk note 0` … `bulk note 1202`: two full chunks of 500 and a part of one. */
+function bulkNotes(): { content: string }[] {
+  return Array.from({ length: 1203 }, (_, i) => ({ content: `bulk note ${i}` }));
 }
 
 /** `embedder` as-is, except that `embedded` gets the first text of each call. */
