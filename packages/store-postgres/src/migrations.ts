@@ -376,4 +376,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX mnemo_record_tags_record ON ${s}.mnemo_record_tags (record_id)`,
     ],
   },
+  {
+    version: 12,
+    name: 'access log',
+    statements: (s) => [
+      // A recall's accesses, one row per record, until a fold adds them to the records (see
+      // access-log.ts). A process still running the code of version 11 updates the records'
+      // counts in place, which the reads of this version add the log to, but it does not see
+      // the accesses logged by this version until they are folded.
+      `CREATE TABLE ${s}.mnemo_accesses (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        record_id text NOT NULL,
+        accessed_at bigint NOT NULL
+      )`,
+      `CREATE INDEX mnemo_accesses_record ON ${s}.mnemo_accesses (record_id, seq) INCLUDE (accessed_at)`,
+    ],
+  },
 ];

@@ -1,7 +1,7 @@
 import type { NewRecord, PlanCandidate, PlanCandidateQuery, PlanStats } from '@mnemo/core';
 import { rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
-import { Params, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+import { Params, recordColumns, visiblePredicate } from './sql.js';
 
 // Plan lookup, the token document frequencies it plans with, and plan stats.
 
@@ -43,7 +43,7 @@ export async function findPlanCandidates(
          LIMIT ${p.add(Math.max(1, query.tokens.length - minShared + 1), '::int')}
        ) q
      )
-     SELECT ${RECORD_COLUMNS}, r.plan_tokens, ${STATS_COLUMNS}
+     SELECT ${recordColumns(s.schema)}, r.plan_tokens, ${STATS_COLUMNS}
      FROM ${s.schema}.mnemo_records r
      LEFT JOIN ${s.schema}.mnemo_plan_stats st ON st.record_id = r.id
      WHERE r.is_plan AND r.plan_token_keys && (SELECT keys FROM probe)

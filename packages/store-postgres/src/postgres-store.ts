@@ -6,6 +6,7 @@ import {
   serialTx,
   type VectorQuery,
 } from '@mnemo/core';
+import { ACCESS_FOLD_ROWS, foldAccesses, logAccesses } from './access-log.js';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
@@ -149,6 +150,9 @@ class PostgresStore implements MemoryStore {
   /** The refresh of the vector cache running, and the one queued behind it (see `refreshVectors`). */
   private refreshing: Promise<VectorCache> | null = null;
   private nextRefresh: Promise<VectorCache> | null = null;
+  /** Accesses this process logged since it last folded the access log, and the fold running. */
+  private accessesLogged = 0;
+  private folding: Promise<void> | null = null;
 
   constructor(
     private readonly options: PostgresStoreOptions,
@@ -363,7 +367,7 @@ class PostgresStore implements MemoryStore {
   private attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     return this.withClient(pool, async (s) => {
       await s.exec('BEGIN');
-      const seen = { dimensions: this.dimensions };
+      const seen = { dimensions: this.dimensions, accesses: 0 };
       const calls = serialTx(transactionOn(s, this.pgvector, seen));
       try {
         let result: T;
@@ -375,11 +379,34 @@ class PostgresStore implements MemoryStore {
         }
         await s.exec('COMMIT');
         this.dimensions = seen.dimensions;
+        this.accessesLogged += seen.accesses;
+        this.foldAccessesWhenDue(pool);
         return result;
       } catch (error) {
         await s.exec('ROLLBACK').catch(() => undefined);
         throw error;
       }
+    });
+  }
+
+  /**
+   * Folds the access log into the records (see access-log.ts) once this
+   * process has logged `ACCESS_FOLD_ROWS` accesses since its last fold, in
+   * the background: the recall whose commit got there does not wait for it,
+   * and `close()` does. A fold that fails (the server gone, say) rolled
+   * back and changed nothing; the log is still exact, and the next fold
+   * takes it all.
+   */
+  private foldAccessesWhenDue(pool: PostgresPool): void {
+    if (this.accessesLogged < ACCESS_FOLD_ROWS || this.folding !== null || this.closed) return;
+    this.accessesLogged = 0;
+    this.folding = this.track(
+      this.withClient(pool, foldAccesses).then(
+        () => undefined,
+        () => undefined,
+      ),
+    ).finally(() => {
+      this.folding = null;
     });
   }
 
@@ -510,11 +537,14 @@ async function withAdvisoryLock<T>(s: Session, name: string, fn: () => Promise<T
   }
 }
 
-/** `seen`: the embedding size this transaction saw; the store caches it once the transaction commits. */
+/**
+ * `seen`: the embedding size this transaction saw, and the accesses it
+ * logged; the store takes both in once the transaction commits.
+ */
 function transactionOn(
   s: Session,
   pgvector: boolean,
-  seen: { dimensions: number | null },
+  seen: { dimensions: number | null; accesses: number },
 ): StoreTx {
   return {
     // What a transaction reads it may go on to change (forget, share): the records are locked
@@ -547,7 +577,10 @@ function transactionOn(
     deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
     putGrants: (grants) => queries.putGrants(s, grants),
-    touch: (ids, at) => queries.touch(s, ids, at),
+    touch: async (ids, at) => {
+      await logAccesses(s, ids, at);
+      seen.accesses += ids.length;
+    },
     lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
     putPlanStats: (stats) => planQueries.putPlanStats(s, stats),
     auditHead: (chain) => queries.lockAuditHead(s, chain),

@@ -18,6 +18,7 @@ import {
   type Visibility,
   type VisibleRecord,
 } from '@mnemo/core';
+import { forgetAccesses } from './access-log.js';
 import { packVectors } from './binary.js';
 import { countPlanTokens, forgetPlanStats, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
@@ -27,7 +28,7 @@ import {
   filterPredicate,
   Params,
   permissionLevelExpression,
-  RECORD_COLUMNS,
+  recordColumns,
   sameOrg,
   visiblePredicate,
   visibleRecords,
@@ -55,7 +56,7 @@ export async function getRecords(
   if (ids.length === 0) return [];
   const p = new Params();
   const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(s.schema, p, visibility)} AS permission_level
+    `SELECT ${recordColumns(s.schema)}, ${permissionLevelExpression(s.schema, p, visibility)} AS permission_level
      FROM ${s.schema}.mnemo_records r
      WHERE r.id = ANY(${p.texts(ids)}) AND ${visiblePredicate(s.schema, p, visibility)}`,
     p,
@@ -66,7 +67,7 @@ export async function getRecords(
 export async function listRecords(s: Session, query: ListQuery): Promise<VisibleRecord[]> {
   const p = new Params();
   const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS}, ${permissionLevelExpression(s.schema, p, query.visibility)} AS permission_level
+    `SELECT ${recordColumns(s.schema)}, ${permissionLevelExpression(s.schema, p, query.visibility)} AS permission_level
      FROM ${s.schema}.mnemo_records r
      WHERE ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}
        ${query.includePlans === true ? '' : 'AND NOT r.is_plan'}
@@ -480,7 +481,7 @@ function topOfVisible(
 
 /** The rows of the ids of `top` (a CTE of id, score), best first. */
 function rowsOfTop(s: Session): string {
-  return `SELECT ${RECORD_COLUMNS}, top.score
+  return `SELECT ${recordColumns(s.schema)}, top.score
      FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
      ORDER BY top.score DESC, r.id COLLATE "C" ASC`;
 }
@@ -552,7 +553,7 @@ async function searchPgvector(s: Session, query: VectorQuery): Promise<ScoredRec
          '-Infinity'::float8) AS threshold
      ),
      ${rescored}
-     SELECT ${RECORD_COLUMNS}, top.score, (SELECT threshold FROM bound) AS threshold,
+     SELECT ${recordColumns(s.schema)}, top.score, (SELECT threshold FROM bound) AS threshold,
        (SELECT count(*) = ${candidates} AND min(score) >= (SELECT threshold FROM bound) FROM candidates) AS partial
      FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
      ORDER BY top.score DESC, r.id COLLATE "C" ASC`,
@@ -606,7 +607,7 @@ export async function scanRecords(
 ): Promise<MemoryRecord[]> {
   const p = new Params();
   const rows = await s.all(
-    `SELECT ${RECORD_COLUMNS} FROM ${s.schema}.mnemo_records r
+    `SELECT ${recordColumns(s.schema)} FROM ${s.schema}.mnemo_records r
      ${page.afterId === undefined ? '' : `WHERE r.id COLLATE "C" > ${p.add(page.afterId, '::text')}`}
      ORDER BY r.id COLLATE "C" LIMIT ${p.add(page.limit, '::int')}`,
     p,
@@ -1078,6 +1079,7 @@ export async function deleteRecords(
   if (mode === 'hard') {
     const g = new Params();
     await s.exec(`DELETE FROM ${s.schema}.mnemo_grants WHERE record_id = ANY(${g.texts(ids)})`, g);
+    await forgetAccesses(s, ids);
     await s.exec(`DELETE FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})`, p);
   } else {
     const time = p.time(at);
@@ -1127,21 +1129,4 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
       p,
     );
   }
-}
-
-/**
- * Counts an access to each record: one statement that locks them in id
- * order as `lockRecords` does (its sub-select), then updates them, so a
- * recall's audit transaction pays one round trip for it instead of two.
- */
-export async function touch(s: Session, ids: readonly string[], at: Date): Promise<void> {
-  if (ids.length === 0) return;
-  const p = new Params();
-  await s.exec(
-    `UPDATE ${s.schema}.mnemo_records r SET access_count = r.access_count + 1, last_accessed_at = ${p.time(at)}
-     FROM (SELECT id FROM ${s.schema}.mnemo_records WHERE id = ANY(${p.texts(ids)})
-           ORDER BY id COLLATE "C" FOR UPDATE) locked
-     WHERE r.id = locked.id`,
-    p,
-  );
 }

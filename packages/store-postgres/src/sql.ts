@@ -110,30 +110,39 @@ export function filterPredicate(p: Params, f: RecordFilters, r = 'r'): string {
 }
 
 /**
- * Columns of a record row, as `rowToRecord` reads them; the embedding as a
- * `real[]` whatever its type, in binary (`array_send`): exact float4s with
- * no decimal text to parse (the text of a 384-d embedding took about 50 µs).
+ * Columns of the record row `r`, as `rowToRecord` reads them; `s` is the
+ * schema. The embedding as a `real[]` whatever its type, in binary
+ * (`array_send`): exact float4s with no decimal text to parse (the text of a
+ * 384-d embedding took about 50 µs). The access count and time with the
+ * accesses logged since the last fold (see access-log.ts): one more per row
+ * of the log, and the time of the last one logged (by the log's order, not
+ * by time: a clock may go back).
  */
-export const RECORD_COLUMNS = [
-  'id',
-  'agent_id',
-  'org_id',
-  'content',
-  'memory_type',
-  'scope',
-  'importance',
-  'tags',
-  'metadata',
-  'content_hash',
-  'thread_id',
-  'source_type',
-  'created_at',
-  'updated_at',
-  'expires_at',
-  'deleted_at',
-  'access_count',
-  'last_accessed_at',
-]
-  .map((column) => `r.${column}`)
-  .concat('array_send(r.embedding::real[]) AS embedding')
-  .join(', ');
+export function recordColumns(s: string): string {
+  const logged = `FROM ${s}.mnemo_accesses a WHERE a.record_id = r.id`;
+  return [
+    'id',
+    'agent_id',
+    'org_id',
+    'content',
+    'memory_type',
+    'scope',
+    'importance',
+    'tags',
+    'metadata',
+    'content_hash',
+    'thread_id',
+    'source_type',
+    'created_at',
+    'updated_at',
+    'expires_at',
+    'deleted_at',
+  ]
+    .map((column) => `r.${column}`)
+    .concat(
+      `r.access_count + (SELECT count(*) ${logged}) AS access_count`,
+      `coalesce((SELECT a.accessed_at ${logged} ORDER BY a.seq DESC LIMIT 1), r.last_accessed_at) AS last_accessed_at`,
+      'array_send(r.embedding::real[]) AS embedding',
+    )
+    .join(', ');
+}

@@ -3,7 +3,7 @@ import { unpackArray, unpackVector } from './binary.js';
 import { rowToRecord } from './rows.js';
 import { roundedCosine } from './scores.js';
 import type { Row, Session } from './session.js';
-import { filterPredicate, Params, RECORD_COLUMNS, visiblePredicate } from './sql.js';
+import { filterPredicate, Params, recordColumns, visiblePredicate } from './sql.js';
 import type { CachedRecord, FeedPosition, VectorCache } from './vector-cache.js';
 
 /** Records read per statement of the first load. */
@@ -135,7 +135,7 @@ export async function scoreVectorCandidates(
   const p = new Params();
   const rows = await s.all(
     `WITH ${SNAPSHOT}
-     SELECT ${RECORD_COLUMNS} FROM ${s.schema}.mnemo_records r
+     SELECT ${recordColumns(s.schema)} FROM ${s.schema}.mnemo_records r
      WHERE (r.id = ANY(${p.texts(ids)}) AND NOT r.is_plan OR ${unseenRecords(p, from)})
        AND ${visiblePredicate(s.schema, p, query.visibility)} AND ${filterPredicate(p, query.filters)}`,
     p,

@@ -179,7 +179,7 @@ describePostgres('record storage', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
-  it('migrates a schema from version 3 to 11', async () => {
+  it('migrates a schema from version 3 to 12', async () => {
     const schema = uniqueSchema('storage');
     cleanup.push(() => dropSchema(schema));
     const engine = await openEngine(schema);
@@ -193,6 +193,7 @@ describePostgres('record storage', () => {
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_term_stats`);
     await adminQuery(`DROP TABLE "${schema}".mnemo_record_tags`);
+    await adminQuery(`DROP TABLE "${schema}".mnemo_accesses`);
     // Dropping the column drops both indexes that include it (version 10's, built anew).
     await adminQuery(`ALTER TABLE "${schema}".mnemo_postings DROP COLUMN memory_type`);
     await adminQuery(
@@ -222,7 +223,7 @@ describePostgres('record storage', () => {
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     const indexes = await adminQuery(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN
          ('mnemo_postings_expiring', 'mnemo_postings_term_covering', 'mnemo_records_filters',
@@ -354,13 +355,15 @@ describePostgres('record storage', () => {
     const store = createPostgresStore({ connectionString: PG_URL as string, schema });
     await expect(store.init()).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 11: upgrade it`,
+      message: `schema "${schema}" is at version 99; this @mnemo/store-postgres knows versions up to 12: upgrade it`,
     });
     await store.close();
     const { rows } = await adminQuery(
       `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
     );
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99]);
+    expect(rows.map((row) => Number(row.version))).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 99,
+    ]);
   });
 
   it('keeps a row per tag of each live, non-plan record, for tags of any length', async () => {
