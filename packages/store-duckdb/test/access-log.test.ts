@@ -93,45 +93,18 @@ describe('DuckDB access counts, logged and folded', () => {
     });
   });
 
-  it(`folds the log once it holds ${ACCESS_FOLD_ROWS} rows, and no read sees a count the commits did not make`, async () => {
+  it(`folds the log once it holds ${ACCESS_FOLD_ROWS} rows`, async () => {
     const path = file('fold.duckdb');
-    const { store, engine, clock } = open(path);
+    const { store, engine } = open(path);
     await engine.init();
     const a = engine.as('agent-a');
     const ids: string[] = [];
     for (let i = 0; i < 50; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
     const touches = Math.ceil(ACCESS_FOLD_ROWS / 50) + 10;
-    let committed = 0;
-    let done = false;
-    const seen: number[] = [];
-    // Reads run all along, the fold's included: each sees one count for all 50 records,
-    // between the touches committed when it started and those committed when it ended.
-    const reader = (async () => {
-      while (!done) {
-        const before = committed;
-        const read = await store.get(everyone(clock.now()), ids);
-        const after = committed;
-        const values = new Set(read.map(({ record }) => record.accessCount));
-        expect([read.length, values.size]).toEqual([50, 1]);
-        const [count] = [...values] as [number];
-        expect(count).toBeGreaterThanOrEqual(before);
-        expect(count).toBeLessThanOrEqual(after);
-        seen.push(count);
-      }
-    })();
+    // (That reads stay exact meanwhile, the fold's included, is in the conformance suite.)
     for (let i = 0; i < touches; i += 1) {
       await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2, 0, 0, i))));
-      committed += 1;
-      await new Promise((resolve) => setImmediate(resolve));
     }
-    done = true;
-    await reader;
-    expect(seen.length).toBeGreaterThan(10);
-    const last = new Date(Date.UTC(2026, 0, 2, 0, 0, touches - 1)).toISOString();
-    expect(await counts(store, ids.slice(0, 2), clock.now())).toEqual([
-      [ids[0], touches, last],
-      [ids[1], touches, last],
-    ]);
     await engine.close();
     // Folded once, after the touch that brought the log to ACCESS_FOLD_ROWS rows.
     const folded = Math.ceil(ACCESS_FOLD_ROWS / 50);
@@ -155,25 +128,6 @@ describe('DuckDB access counts, logged and folded', () => {
     const second = open(path);
     await second.engine.init();
     expect(await counts(second.store, [id], later)).toEqual(expected);
-  });
-
-  it("counts a transaction's own accesses in its reads, and only once it commits in others'", async () => {
-    const { store, engine, clock } = open(file('tx.duckdb'));
-    await engine.init();
-    const { id } = await engine.as('agent-a').remember({ content: 'a note' });
-    const at = clock.now();
-    await store.transaction(async (tx) => {
-      await tx.touch([id], at);
-      expect((await tx.get(everyone(at), [id])).map((v) => v.record.accessCount)).toEqual([1]);
-      expect((await store.get(everyone(at), [id])).map((v) => v.record.accessCount)).toEqual([0]);
-      await tx.touch([id], at);
-      expect(
-        (await tx.list({ visibility: everyone(at), filters: {}, limit: 10 })).map(
-          (v) => v.record.accessCount,
-        ),
-      ).toEqual([2]);
-    });
-    expect(await counts(store, [id], at)).toEqual([[id, 2, at.toISOString()]]);
   });
 
   it('forgets the pending accesses of a record deleted for good: one imported later under its id has its own count', async () => {

@@ -22,9 +22,10 @@ export const ACCESS_FOLD_ROWS = 4096;
 /**
  * Logs one access at `at` to each of the records of `ids` that exist (a
  * repeated id counts once), holding a key-share lock on them until the
- * transaction ends: it waits for nothing but a transaction deleting them
- * (or locking them to, see `lockRecords`), which a recall's accesses must
- * not outlive, and no reader or other access waits for it.
+ * transaction ends: it waits only for a transaction that locked them to
+ * change or delete them (see `lockRecords`), and only such a transaction
+ * waits for it; recalls of the same records do not wait for each other.
+ * A record deleted meanwhile gets no access (its log rows went with it).
  */
 export async function logAccesses(s: Session, ids: readonly string[], at: Date): Promise<void> {
   if (ids.length === 0) return;

@@ -1,3 +1,4 @@
+import { accessCountsSpec } from './access-counts.spec.js';
 import { accessMatrixSpec } from './access-matrix.spec.js';
 import { auditSpec } from './audit.spec.js';
 import { concurrencySpec } from './concurrency.spec.js';
@@ -47,6 +48,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     planLifecycleSpec(t, h);
     transferSpec(t, h);
     concurrencySpec(t, h);
+    accessCountsSpec(t, h);
     groupCommitSpec(t, h);
     lifecycleSpec(t, h, options);
     fuzzSpec(t, h);
