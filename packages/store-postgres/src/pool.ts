@@ -55,6 +55,10 @@ export function ownPool(
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
+    // Pipeline mode: a query goes out while those before it on the connection still await
+    // their replies (each with its own Sync, so an error fails only its query). The store sends
+    // a write's dedup lock and lookup right behind BEGIN that way (see PostgresStore.attempt).
+    pipeline: true,
     // Runs on each new connection before the pool hands it out. A server without the setting
     // keeps its own; a lost connection fails the next query.
     verify: (client, done) => {

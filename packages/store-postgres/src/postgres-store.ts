@@ -366,9 +366,14 @@ class PostgresStore implements MemoryStore {
 
   private attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     return this.withClient(pool, async (s) => {
-      await s.exec('BEGIN');
+      // BEGIN's reply is not awaited here: on the store's own pool (pipeline mode) a write's
+      // dedup lock and lookup, reads that change nothing, go out right behind it, which saves a
+      // lone remember two of its seven round trips. Every other statement waits for the reply
+      // (see transactionOn), and so does COMMIT.
+      const begun = s.exec('BEGIN').then(() => undefined);
+      begun.catch(() => undefined);
       const seen = { dimensions: this.dimensions, accesses: 0 };
-      const calls = serialTx(transactionOn(s, this.pgvector, seen));
+      const calls = serialTx(transactionOn(s, this.pgvector, seen, begun));
       try {
         let result: T;
         try {
@@ -377,6 +382,7 @@ class PostgresStore implements MemoryStore {
           // COMMIT or ROLLBACK (and release the client) only once no call is still running.
           await calls.settled();
         }
+        await begun;
         await s.exec('COMMIT');
         this.dimensions = seen.dimensions;
         this.accessesLogged += seen.accesses;
@@ -545,17 +551,21 @@ function transactionOn(
   s: Session,
   pgvector: boolean,
   seen: { dimensions: number | null; accesses: number },
+  begun: Promise<void>,
 ): StoreTx {
+  // Every call but the dedup lookup sends its statements once BEGIN has succeeded (see
+  // `attempt`), so that none of them can run outside the transaction.
+  const ready = () => begun.then(() => s);
   return {
     // What a transaction reads it may go on to change (forget, share): the records are locked
     // first, then read by a statement that starts after the locks are held, so it sees what
     // any writer that held them committed (a record forgotten meanwhile is gone).
     get: async (visibility, ids) => {
-      await queries.lockRecords(s, ids);
+      await queries.lockRecords(await ready(), ids);
       return queries.getRecords(s, visibility, ids);
     },
     list: async (query) => {
-      const found = await queries.listRecords(s, query);
+      const found = await queries.listRecords(await ready(), query);
       const ids = found.map((visible) => visible.record.id);
       await queries.lockRecords(s, ids);
       const now = new Map(
@@ -563,27 +573,28 @@ function transactionOn(
       );
       return found.flatMap((visible) => now.get(visible.record.id) ?? []);
     },
-    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now),
+    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now, begun),
     embeddingDimensions: async () => {
-      seen.dimensions ??= await queries.embeddingDimensions(s);
+      seen.dimensions ??= await queries.embeddingDimensions(await ready());
       return seen.dimensions;
     },
     fixEmbeddingDimensions: async (size) => {
-      seen.dimensions ??= await queries.fixEmbeddingDimensions(s, size);
+      seen.dimensions ??= await queries.fixEmbeddingDimensions(await ready(), size);
       return seen.dimensions;
     },
-    findIds: (ids) => queries.findIds(s, ids),
-    insertRecords: (records) => queries.insertRecords(s, records, pgvector),
-    deleteRecords: (ids, mode, at) => queries.deleteRecords(s, ids, mode, at),
-    redactRecords: (ids, content, at) => queries.redactRecords(s, ids, content, at),
-    putGrants: (grants) => queries.putGrants(s, grants),
+    findIds: async (ids) => queries.findIds(await ready(), ids),
+    insertRecords: async (records) => queries.insertRecords(await ready(), records, pgvector),
+    deleteRecords: async (ids, mode, at) => queries.deleteRecords(await ready(), ids, mode, at),
+    redactRecords: async (ids, content, at) =>
+      queries.redactRecords(await ready(), ids, content, at),
+    putGrants: async (grants) => queries.putGrants(await ready(), grants),
     touch: async (ids, at) => {
-      await logAccesses(s, ids, at);
+      await logAccesses(await ready(), ids, at);
       seen.accesses += ids.length;
     },
-    lockPlanStats: (planId) => planQueries.lockPlanStats(s, planId),
-    putPlanStats: (stats) => planQueries.putPlanStats(s, stats),
-    auditHead: (chain) => queries.lockAuditHead(s, chain),
-    appendAudit: (events) => queries.appendAudit(s, events),
+    lockPlanStats: async (planId) => planQueries.lockPlanStats(await ready(), planId),
+    putPlanStats: async (stats) => planQueries.putPlanStats(await ready(), stats),
+    auditHead: async (chain) => queries.lockAuditHead(await ready(), chain),
+    appendAudit: async (events) => queries.appendAudit(await ready(), events),
   };
 }

@@ -733,13 +733,14 @@ export async function findLiveDuplicates(
   s: Session,
   dedupKeys: readonly string[],
   now: Date,
+  begun: Promise<void>,
 ): Promise<Map<string, { id: string; contentHash: string }>> {
   const found = new Map<string, { id: string; contentHash: string }>();
-  if (dedupKeys.length === 0) return found;
+  if (dedupKeys.length === 0) return begun.then(() => found);
   // Two processes remembering the same memory at once: the second waits here
   // until the first commits, then finds its record.
   const lock = new Params();
-  await s.allPrepared(
+  const locked = s.allPrepared(
     `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${lock.texts([...dedupKeys].sort())}) AS k`,
     lock,
   );
@@ -752,7 +753,8 @@ export async function findLiveDuplicates(
      WHERE ${one ? `dedup_key = ${p.add(dedupKeys[0], '::text')}` : `dedup_key = ANY(${p.texts(dedupKeys)})`}
        AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ${p.time(now)})
      ORDER BY id COLLATE "C"`;
-  const rows = one ? await s.allPrepared(sql, p) : await s.all(sql, p);
+  const lookup = one ? s.allPrepared(sql, p) : s.all(sql, p);
+  const [, , rows] = await Promise.all([begun, locked, lookup]);
   for (const row of rows) {
     const key = row.dedup_key as string;
     if (!found.has(key))

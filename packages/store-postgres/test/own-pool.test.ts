@@ -1,6 +1,8 @@
+import { createEngine } from '@mnemo/core';
 import { afterEach, expect, it } from 'vitest';
-import { ownPool } from '../src/pool.js';
-import { describePostgres, PG_URL } from './database.js';
+import { createPostgresStore } from '../src/index.js';
+import { ownPool, type PostgresClient, type PostgresPool } from '../src/pool.js';
+import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,4 +29,107 @@ describePostgres('the pool a store creates from a connection string', () => {
       { jit: 'off' },
     ]);
   });
+
+  it("sends a write's dedup lock and lookup right behind BEGIN, and nothing else before its reply", async () => {
+    const inner = ownPool({ connectionString: PG_URL as string });
+    cleanup.push(() => inner.end());
+    // Each statement a transaction's client sends, with the statements still unanswered then.
+    const sent: { statement: string; unanswered: string[] }[] = [];
+    const pool = wrapClients(inner, (client, text) => {
+      const pending: string[] = [];
+      return (config, values) => {
+        const statement = text(config);
+        sent.push({ statement, unanswered: [...pending] });
+        pending.push(statement);
+        const done = () => pending.splice(pending.indexOf(statement), 1);
+        const reply = client.query(config, values);
+        reply.then(done, done);
+        return reply;
+      };
+    });
+    const schema = uniqueSchema('pipeline');
+    cleanup.push(() => dropSchema(schema));
+    const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    const held = await inner.connect();
+    held.release();
+    expect((held as { pipeline?: boolean }).pipeline).toBe(true);
+    sent.length = 0;
+    await engine.as('agent-a').remember({ content: 'a note' });
+    expect(sent.map(({ statement, unanswered }) => [statement, unanswered])).toEqual([
+      ['BEGIN', []],
+      ['SELECT pg_advisory_xact_lock hashtextextended', ['BEGIN']],
+      ['SELECT dedup_key, id,', ['BEGIN', 'SELECT pg_advisory_xact_lock hashtextextended']],
+      ['WITH src AS', []],
+      ['INSERT INTO mnemo_audit_heads', []],
+      ['WITH appended AS', []],
+      ['COMMIT', []],
+    ]);
+  });
+
+  it('runs no write when BEGIN fails: only the dedup lock and lookup went out behind it', async () => {
+    const inner = ownPool({ connectionString: PG_URL as string });
+    cleanup.push(() => inner.end());
+    let refuse = false;
+    const pool = wrapClients(
+      inner,
+      (client, text) => (config, values) =>
+        refuse && text(config) === 'BEGIN'
+          ? Promise.reject(Object.assign(new Error('BEGIN refused'), { code: '08006' }))
+          : client.query(config, values),
+    );
+    const schema = uniqueSchema('pipeline');
+    cleanup.push(() => dropSchema(schema));
+    const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    const a = engine.as('agent-a');
+    await a.remember({ content: 'a note' });
+    refuse = true;
+    // A remember starts with the dedup lookup; a recall's audit transaction with its accesses.
+    const unavailable = { code: 'STORE_UNAVAILABLE' };
+    await expect(a.remember({ content: 'another note' })).rejects.toMatchObject(unavailable);
+    await expect(a.recall({ query: 'note' })).rejects.toMatchObject(unavailable);
+    refuse = false;
+    const counts = await adminQuery(
+      `SELECT (SELECT count(*) FROM "${schema}".mnemo_records)::int AS records,
+              (SELECT count(*) FROM "${schema}".mnemo_accesses)::int AS accesses,
+              (SELECT count(*) FROM "${schema}".mnemo_audit_events)::int AS events`,
+    );
+    expect(counts.rows).toEqual([{ records: 1, accesses: 0, events: 1 }]);
+  });
 });
+
+type Query = PostgresClient['query'];
+
+/**
+ * `inner`, whose clients (the connections transactions hold) answer `query`
+ * through `wrap`; `text` names a statement by its first words, schema left out.
+ */
+function wrapClients(
+  inner: PostgresPool,
+  wrap: (client: PostgresClient, text: (config: Parameters<Query>[0]) => string) => Query,
+): PostgresPool {
+  const text = (config: Parameters<Query>[0]) =>
+    (typeof config === 'string' ? config : config.text)
+      .replace(/"[^"]+"\./g, '')
+      .trim()
+      .split(/[\s(]+/)
+      .slice(0, 3)
+      .join(' ')
+      .replace(/^(BEGIN|COMMIT|ROLLBACK).*/, '$1');
+  return {
+    query: (config, values) => inner.query(config, values),
+    end: () => inner.end(),
+    connect: async () => {
+      const client = await inner.connect();
+      return {
+        query: wrap(client, text),
+        release: (error) => client.release(error),
+        on: (event, listener) => client.on?.(event, listener),
+        off: (event, listener) => client.off?.(event, listener),
+      };
+    },
+  };
+}
