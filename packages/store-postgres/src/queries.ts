@@ -729,6 +729,12 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
   );
 }
 
+/**
+ * The live records of `dedupKeys` (see the port), after locking the keys.
+ * The lock and the lookup go out without waiting for `begun`, the
+ * transaction's BEGIN (see PostgresStore.attempt): the server runs them in
+ * order after it, and the result stands only once BEGIN has succeeded.
+ */
 export async function findLiveDuplicates(
   s: Session,
   dedupKeys: readonly string[],
