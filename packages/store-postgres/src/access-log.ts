@@ -82,6 +82,20 @@ export async function foldAccesses(s: Session): Promise<void> {
   }
 }
 
+/**
+ * Rows in the access log, counted up to `atMost`: a process that opens the
+ * store folds a log that others, too short-lived to reach a fold, left that
+ * long (a record's every read counts its rows in the log).
+ */
+export async function countLoggedAccesses(s: Session, atMost: number): Promise<number> {
+  const p = new Params();
+  const [row] = await s.all(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s.schema}.mnemo_accesses LIMIT ${p.add(atMost, '::int')}) a`,
+    p,
+  );
+  return Number(row?.n ?? 0);
+}
+
 /** Deletes the logged accesses of records deleted for good, so that a record given one of their ids later starts from its own count. */
 export async function forgetAccesses(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();

@@ -6,7 +6,7 @@ import {
   serialTx,
   type VectorQuery,
 } from '@mnemo/core';
-import { ACCESS_FOLD_ROWS, foldAccesses, logAccesses } from './access-log.js';
+import { ACCESS_FOLD_ROWS, countLoggedAccesses, foldAccesses, logAccesses } from './access-log.js';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
@@ -150,7 +150,10 @@ class PostgresStore implements MemoryStore {
   /** The refresh of the vector cache running, and the one queued behind it (see `refreshVectors`). */
   private refreshing: Promise<VectorCache> | null = null;
   private nextRefresh: Promise<VectorCache> | null = null;
-  /** Accesses this process logged since it last folded the access log, and the fold running. */
+  /**
+   * Accesses logged since the last fold this process knows of (at `init()`,
+   * the log's rows, counted up to a fold's worth), and the fold running.
+   */
   private accessesLogged = 0;
   private folding: Promise<void> | null = null;
 
@@ -173,15 +176,17 @@ class PostgresStore implements MemoryStore {
   private async open(): Promise<void> {
     const pool = this.options.pool ?? ownPool(this.options);
     try {
-      await this.withClient(pool, (s) =>
+      await this.withClient(pool, async (s) => {
         // One migrator at a time per schema, across every process.
-        withAdvisoryLock(s, `mnemo:migrate:${this.schema}`, () => this.migrate(s)),
-      );
+        await withAdvisoryLock(s, `mnemo:migrate:${this.schema}`, () => this.migrate(s));
+        this.accessesLogged = await countLoggedAccesses(s, ACCESS_FOLD_ROWS);
+      });
     } catch (error) {
       if (this.options.pool === undefined) await pool.end().catch(() => undefined);
       throw error;
     }
     this.pool = pool;
+    this.foldAccessesWhenDue(pool);
   }
 
   /**
@@ -396,8 +401,8 @@ class PostgresStore implements MemoryStore {
   }
 
   /**
-   * Folds the access log into the records (see access-log.ts) once this
-   * process has logged `ACCESS_FOLD_ROWS` accesses since its last fold, in
+   * Folds the access log into the records (see access-log.ts) once it holds
+   * `ACCESS_FOLD_ROWS` accesses this process knows of (see `accessesLogged`), in
    * the background: the recall whose commit got there does not wait for it,
    * and `close()` does. A fold that fails (the server gone, say) rolled
    * back and changed nothing; the log is still exact, and the next fold

@@ -146,6 +146,40 @@ describePostgres('PostgreSQL access counts, logged and folded', () => {
     expect(after.logged).toBe((touches - inRecords) * 50);
   });
 
+  it(`folds at init() a log that processes too short-lived to fold left at ${ACCESS_FOLD_ROWS} rows or more`, async () => {
+    const schema = newSchema();
+    const first = open(schema);
+    await first.engine.init();
+    const { id } = await first.engine.as('agent-a').remember({ content: 'a note' });
+    await first.engine.close();
+    // What many processes that each logged a few accesses leave behind: one short of a fold…
+    const at = (n: number) => Date.parse('2026-01-01T00:00:00.000Z') + n;
+    const logAccesses = (from: number, to: number) =>
+      adminQuery(
+        `INSERT INTO "${schema}".mnemo_accesses (record_id, accessed_at)
+         SELECT $1, $2::bigint + g FROM generate_series($3::int, $4::int) AS g`,
+        [id, at(0), from, to],
+      );
+    await logAccesses(1, ACCESS_FOLD_ROWS - 1);
+    const below = open(schema);
+    await below.engine.init();
+    await below.engine.close();
+    expect((await inSchema(schema)).logged).toBe(ACCESS_FOLD_ROWS - 1);
+    // …then one more: the next store to open folds them.
+    await logAccesses(ACCESS_FOLD_ROWS, ACCESS_FOLD_ROWS);
+    const second = open(schema);
+    await second.engine.init();
+    const last = new Date(at(ACCESS_FOLD_ROWS)).toISOString();
+    expect(await counts(second.store, [id], second.clock.now())).toEqual([
+      [id, ACCESS_FOLD_ROWS, last],
+    ]);
+    await second.engine.close();
+    expect(await inSchema(schema)).toEqual({
+      logged: 0,
+      records: [[id, ACCESS_FOLD_ROWS, at(ACCESS_FOLD_ROWS)]],
+    });
+  });
+
   it('opens a schema of version 11, whose counts are in the records, and logs from then on', async () => {
     const schema = newSchema();
     const first = open(schema);
