@@ -48,18 +48,14 @@ export async function logAccesses(s: Session, ids: readonly string[], at: Date):
  * their statements reads the log and the records in one snapshot, taken
  * before or after the fold committed.
  */
-export async function foldAccesses(s: Session): Promise<void> {
-  await s.exec('BEGIN');
-  try {
+export function foldAccesses(s: Session): Promise<void> {
+  return s.transaction(async () => {
     const locked = await s.all(
       `SELECT id FROM ${s.schema}.mnemo_records
        WHERE id IN (SELECT record_id FROM ${s.schema}.mnemo_accesses)
        ORDER BY id COLLATE "C" FOR NO KEY UPDATE`,
     );
-    if (locked.length === 0) {
-      await s.exec('COMMIT');
-      return;
-    }
+    if (locked.length === 0) return;
     const p = new Params();
     await s.exec(
       `WITH moved AS (
@@ -75,11 +71,7 @@ export async function foldAccesses(s: Session): Promise<void> {
        FROM folded f WHERE r.id = f.record_id`,
       p,
     );
-    await s.exec('COMMIT');
-  } catch (error) {
-    await s.exec('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+  });
 }
 
 /**

@@ -259,8 +259,7 @@ class PostgresStore implements MemoryStore {
     const vector = current === 0 ? await this.chooseVectorColumn(s) : { kind: 'array' as const };
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
-      await s.exec('BEGIN');
-      try {
+      await s.transaction(async () => {
         for (const statement of migration.statements(this.schema, vector)) await s.exec(statement);
         const p = new Params();
         await s.exec(
@@ -268,11 +267,7 @@ class PostgresStore implements MemoryStore {
            VALUES (${p.add(migration.version, '::int')}, ${p.add(migration.name, '::text')})`,
           p,
         );
-        await s.exec('COMMIT');
-      } catch (error) {
-        await s.exec('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
+      });
     }
     // The schema decides, whatever this process asked for: read the column's type back.
     const type = new Params();
@@ -560,46 +555,45 @@ function transactionOn(
 ): StoreTx {
   // Every call but the dedup lookup sends its statements once BEGIN has succeeded (see
   // `attempt`), so that none of them can run outside the transaction.
-  const ready = () => begun.then(() => s);
+  const tx = s.after(begun);
   return {
     // What a transaction reads it may go on to change (forget, share): the records are locked
     // first, then read by a statement that starts after the locks are held, so it sees what
     // any writer that held them committed (a record forgotten meanwhile is gone).
     get: async (visibility, ids) => {
-      await queries.lockRecords(await ready(), ids);
-      return queries.getRecords(s, visibility, ids);
+      await queries.lockRecords(tx, ids);
+      return queries.getRecords(tx, visibility, ids);
     },
     list: async (query) => {
-      const found = await queries.listRecords(await ready(), query);
+      const found = await queries.listRecords(tx, query);
       const ids = found.map((visible) => visible.record.id);
-      await queries.lockRecords(s, ids);
+      await queries.lockRecords(tx, ids);
       const now = new Map(
-        (await queries.getRecords(s, query.visibility, ids)).map((v) => [v.record.id, v]),
+        (await queries.getRecords(tx, query.visibility, ids)).map((v) => [v.record.id, v]),
       );
       return found.flatMap((visible) => now.get(visible.record.id) ?? []);
     },
     findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now, begun),
     embeddingDimensions: async () => {
-      seen.dimensions ??= await queries.embeddingDimensions(await ready());
+      seen.dimensions ??= await queries.embeddingDimensions(tx);
       return seen.dimensions;
     },
     fixEmbeddingDimensions: async (size) => {
-      seen.dimensions ??= await queries.fixEmbeddingDimensions(await ready(), size);
+      seen.dimensions ??= await queries.fixEmbeddingDimensions(tx, size);
       return seen.dimensions;
     },
-    findIds: async (ids) => queries.findIds(await ready(), ids),
-    insertRecords: async (records) => queries.insertRecords(await ready(), records, pgvector),
-    deleteRecords: async (ids, mode, at) => queries.deleteRecords(await ready(), ids, mode, at),
-    redactRecords: async (ids, content, at) =>
-      queries.redactRecords(await ready(), ids, content, at),
-    putGrants: async (grants) => queries.putGrants(await ready(), grants),
+    findIds: (ids) => queries.findIds(tx, ids),
+    insertRecords: (records) => queries.insertRecords(tx, records, pgvector),
+    deleteRecords: (ids, mode, at) => queries.deleteRecords(tx, ids, mode, at),
+    redactRecords: (ids, content, at) => queries.redactRecords(tx, ids, content, at),
+    putGrants: (grants) => queries.putGrants(tx, grants),
     touch: async (ids, at) => {
-      await logAccesses(await ready(), ids, at);
+      await logAccesses(tx, ids, at);
       seen.accesses += ids.length;
     },
-    lockPlanStats: async (planId) => planQueries.lockPlanStats(await ready(), planId),
-    putPlanStats: async (stats) => planQueries.putPlanStats(await ready(), stats),
-    auditHead: async (chain) => queries.lockAuditHead(await ready(), chain),
-    appendAudit: async (events) => queries.appendAudit(await ready(), events),
+    lockPlanStats: (planId) => planQueries.lockPlanStats(tx, planId),
+    putPlanStats: (stats) => planQueries.putPlanStats(tx, stats),
+    auditHead: (chain) => queries.lockAuditHead(tx, chain),
+    appendAudit: (events) => queries.appendAudit(tx, events),
   };
 }

@@ -26,7 +26,27 @@ export class Session {
     readonly target: Queryable,
     readonly schema: string,
     readonly prepare = false,
+    /** What every statement waits for before it is sent (see `after`). */
+    private readonly ready: Promise<unknown> | null = null,
   ) {}
+
+  /** This session, sending each statement only once `ready` has succeeded (and failing with it). */
+  after(ready: Promise<unknown>): Session {
+    return new Session(this.target, this.schema, this.prepare, ready);
+  }
+
+  /** Runs `fn` between BEGIN and COMMIT on this session (a client of its own); ROLLBACK when it fails. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.exec('BEGIN');
+    try {
+      const result = await fn();
+      await this.exec('COMMIT');
+      return result;
+    } catch (error) {
+      await this.exec('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
 
   async all(sql: string, params?: Params): Promise<Row[]> {
     return (await this.run(sql, params, false, 'query')).rows;
@@ -52,6 +72,7 @@ export class Session {
     reuse: boolean,
     what: 'query' | 'statement',
   ): Promise<{ rows: Row[]; rowCount: number | null }> {
+    if (this.ready !== null) await this.ready;
     try {
       return reuse && this.prepare
         ? await this.target.query({ name: statementName(sql), text: sql, values: params?.values })
