@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { MemoryStore, Visibility } from '../../ports/memory-store.js';
 import { memoryRecord } from '../memory-record.js';
 import type { Harness, TestApi } from './harness.js';
@@ -94,7 +95,7 @@ export function accessCountsSpec(t: TestApi, h: Harness): void {
         begun += 1;
         await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2, 0, 0, i))));
         committed += 1;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       done = true;
       await reader;
