@@ -373,7 +373,8 @@ class PostgresStore implements MemoryStore {
       const begun = s.exec('BEGIN').then(() => undefined);
       begun.catch(() => undefined);
       const seen = { dimensions: this.dimensions, accesses: 0 };
-      const calls = serialTx(transactionOn(s, this.pgvector, seen, begun));
+      const unanswered: Promise<unknown>[] = [];
+      const calls = serialTx(transactionOn(s, this.pgvector, seen, begun, unanswered));
       try {
         let result: T;
         try {
@@ -383,14 +384,21 @@ class PostgresStore implements MemoryStore {
           await calls.settled();
         }
         await begun;
-        await s.exec('COMMIT');
+        // COMMIT goes out behind the statements still unanswered. When one of them failed, the
+        // server rolled the transaction back and answers COMMIT without an error: the
+        // transaction fails with that statement's error, never with COMMIT's reply alone.
+        const committed = s.exec('COMMIT');
+        committed.catch(() => undefined);
+        await Promise.all(unanswered);
+        await committed;
         this.dimensions = seen.dimensions;
         this.accessesLogged += seen.accesses;
         this.foldAccessesWhenDue(pool);
         return result;
       } catch (error) {
+        const cause = await firstFailure(unanswered, error);
         await s.exec('ROLLBACK').catch(() => undefined);
-        throw error;
+        throw cause;
       }
     });
   }
@@ -544,18 +552,45 @@ async function withAdvisoryLock<T>(s: Session, name: string, fn: () => Promise<T
 }
 
 /**
+ * The error a transaction failed with: that of the first statement sent
+ * without waiting (see `transactionOn`) that failed on its own, else `error`.
+ * Once a statement fails, the server refuses every later one of the
+ * transaction (SQLSTATE 25P02), which says nothing of why.
+ */
+async function firstFailure(unanswered: readonly Promise<unknown>[], error: unknown) {
+  for (const reply of await Promise.allSettled(unanswered)) {
+    if (reply.status === 'fulfilled') continue;
+    const failure: unknown = reply.reason;
+    if (!MnemoError.isInstance(failure) || failure.details.sqlstate !== '25P02') return failure;
+  }
+  return error;
+}
+
+/**
  * `seen`: the embedding size this transaction saw, and the accesses it
  * logged; the store takes both in once the transaction commits.
+ * `unanswered`: the replies of the statements sent without waiting for them,
+ * which the transaction awaits before it reports a commit.
  */
 function transactionOn(
   s: Session,
   pgvector: boolean,
   seen: { dimensions: number | null; accesses: number },
   begun: Promise<void>,
+  unanswered: Promise<unknown>[],
 ): StoreTx {
   // Every call but the dedup lookup sends its statements once BEGIN has succeeded (see
   // `attempt`), so that none of them can run outside the transaction.
   const tx = s.after(begun);
+  // A call whose one statement nothing later in the transaction reads returns once the
+  // statement is queued: the next goes out behind it (pipeline mode) without a round trip
+  // for its reply. A recall's accesses and audit event, and a write's audit events, are such
+  // statements; a failure among them fails the transaction (see `attempt`).
+  const unawaited = (reply: Promise<unknown>): Promise<void> => {
+    reply.catch(() => undefined);
+    unanswered.push(reply);
+    return Promise.resolve();
+  };
   return {
     // What a transaction reads it may go on to change (forget, share): the records are locked
     // first, then read by a statement that starts after the locks are held, so it sees what
@@ -587,13 +622,13 @@ function transactionOn(
     deleteRecords: (ids, mode, at) => queries.deleteRecords(tx, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(tx, ids, content, at),
     putGrants: (grants) => queries.putGrants(tx, grants),
-    touch: async (ids, at) => {
-      await logAccesses(tx, ids, at);
+    touch: (ids, at) => {
       seen.accesses += ids.length;
+      return unawaited(logAccesses(tx, ids, at));
     },
     lockPlanStats: (planId) => planQueries.lockPlanStats(tx, planId),
     putPlanStats: (stats) => planQueries.putPlanStats(tx, stats),
     auditHead: (chain) => queries.lockAuditHead(tx, chain),
-    appendAudit: (events) => queries.appendAudit(tx, events),
+    appendAudit: (events) => unawaited(queries.appendAudit(tx, events)),
   };
 }

@@ -30,7 +30,7 @@ describePostgres('the pool a store creates from a connection string', () => {
     ]);
   });
 
-  it("sends a write's dedup lock and lookup right behind BEGIN, and nothing else before its reply", async () => {
+  it("sends a write's dedup lock and lookup right behind BEGIN, and the accesses and audit events without waiting for their replies", async () => {
     const inner = ownPool({ connectionString: PG_URL as string });
     cleanup.push(() => inner.end());
     // Each statement a transaction's client sends, with the statements still unanswered then.
@@ -64,7 +64,16 @@ describePostgres('the pool a store creates from a connection string', () => {
       ['WITH src AS', []],
       ['INSERT INTO mnemo_audit_heads', []],
       ['WITH appended AS', []],
-      ['COMMIT', []],
+      ['COMMIT', ['WITH appended AS']],
+    ]);
+    sent.length = 0;
+    await engine.as('agent-a').recall({ query: 'note', strategy: 'lexical' });
+    expect(sent.map(({ statement, unanswered }) => [statement, unanswered])).toEqual([
+      ['BEGIN', []],
+      ['INSERT INTO mnemo_accesses', []],
+      ['INSERT INTO mnemo_audit_heads', ['INSERT INTO mnemo_accesses']],
+      ['WITH appended AS', []],
+      ['COMMIT', ['WITH appended AS']],
     ]);
   });
 
@@ -99,6 +108,58 @@ describePostgres('the pool a store creates from a connection string', () => {
     );
     expect(counts.rows).toEqual([{ records: 1, accesses: 0, events: 1 }]);
   });
+
+  it.each([
+    ['the audit events', 'mnemo_audit_events'],
+    ['the accesses', 'mnemo_accesses'],
+  ])(
+    'fails a transaction whose statement for %s, sent without waiting, fails on the server, with that error, writing nothing',
+    async (_, table) => {
+      const pool = ownPool({ connectionString: PG_URL as string });
+      cleanup.push(() => pool.end());
+      const schema = uniqueSchema('pipeline');
+      cleanup.push(() => dropSchema(schema));
+      const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
+      await engine.init();
+      cleanup.push(() => engine.close());
+      const a = engine.as('agent-a');
+      const first = await a.remember({ content: 'a note' });
+      await a.recall({ query: 'note', strategy: 'lexical' });
+      const state = () =>
+        adminQuery(
+          `SELECT (SELECT count(*) FROM "${schema}".mnemo_records)::int AS records,
+                (SELECT count(*) FROM "${schema}".mnemo_accesses)::int AS accesses,
+                (SELECT count(*) FROM "${schema}".mnemo_audit_events)::int AS events,
+                (SELECT seq FROM "${schema}".mnemo_audit_heads WHERE seq > 0)::int AS head`,
+        ).then((result) => result.rows);
+      expect(await state()).toEqual([{ records: 1, accesses: 1, events: 2, head: 2 }]);
+      await adminQuery(
+        `CREATE FUNCTION "${schema}".refuse() RETURNS trigger LANGUAGE plpgsql AS
+         $$BEGIN RAISE EXCEPTION 'refused by a trigger' USING ERRCODE = '23514'; END$$;
+       CREATE TRIGGER refuse BEFORE INSERT ON "${schema}".${table}
+         FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse()`,
+      );
+      const refused = {
+        code: 'INTERNAL',
+        message: expect.stringContaining('refused by a trigger'),
+        details: { sqlstate: '23514' },
+      };
+      if (table === 'mnemo_audit_events') {
+        await expect(a.remember({ content: 'another note' })).rejects.toMatchObject(refused);
+        // Two writes in one group: the group fails, then each alone.
+        const both = [a.remember({ content: 'note three' }), a.remember({ content: 'note four' })];
+        for (const write of both) await expect(write).rejects.toMatchObject(refused);
+      }
+      await expect(a.recall({ query: 'note', strategy: 'lexical' })).rejects.toMatchObject(refused);
+      expect(await state()).toEqual([{ records: 1, accesses: 1, events: 2, head: 2 }]);
+      await adminQuery(`DROP TRIGGER refuse ON "${schema}".${table}`);
+      const hits = await a.recall({ query: 'note', strategy: 'lexical' });
+      expect(hits.hits.map((hit) => [hit.record.id, hit.record.accessCount])).toEqual([
+        [first.id, 1],
+      ]);
+      expect(await state()).toEqual([{ records: 1, accesses: 2, events: 3, head: 3 }]);
+    },
+  );
 });
 
 type Query = PostgresClient['query'];
