@@ -80,16 +80,21 @@ async function addFrequencies(s: Session, keys: readonly string[], delta: 1 | -1
   );
 }
 
-/** Counts the signature tokens of newly inserted plans. */
-export async function countPlanTokens(s: Session, records: readonly NewRecord[]): Promise<void> {
+/**
+ * Counts the signature tokens of newly inserted plans: one statement, which
+ * needs no reply before it (see `insertRecords`). Keys are upserted in
+ * byte order, as `addFrequencies` sorts them.
+ */
+export function countPlanTokens(s: Session, records: readonly NewRecord[]): Promise<unknown> {
   const tokens = records.flatMap((record) => record.planTokens ?? []);
-  if (tokens.length === 0) return;
+  if (tokens.length === 0) return Promise.resolve();
   const p = new Params();
-  const [row] = await s.all(
-    `SELECT array_agg(md5(t)) AS keys FROM unnest(${p.texts(tokens)}) AS t`,
+  return s.exec(
+    `INSERT INTO ${s.schema}.mnemo_plan_token_df (key, df)
+     SELECT md5(t) COLLATE "C", count(*) FROM unnest(${p.texts(tokens)}) AS t GROUP BY 1 ORDER BY 1
+     ON CONFLICT (key) DO UPDATE SET df = ${s.schema}.mnemo_plan_token_df.df + excluded.df`,
     p,
   );
-  await addFrequencies(s, (row?.keys as string[] | null) ?? [], 1);
 }
 
 /**

@@ -582,9 +582,9 @@ function transactionOn(
   // Every call but the dedup lookup sends its statements once BEGIN has succeeded (see
   // `attempt`), so that none of them can run outside the transaction.
   const tx = s.after(begun);
-  // A call whose one statement nothing later in the transaction reads returns once the
-  // statement is queued: the next goes out behind it (pipeline mode) without a round trip
-  // for its reply. A recall's accesses and audit event, and a write's audit events, are such
+  // A call whose statements nothing later in the transaction reads returns once they are
+  // queued: the next goes out behind them (pipeline mode) without a round trip for their
+  // replies. A write's records and audit events, and a recall's accesses, are such
   // statements; a failure among them fails the transaction (see `attempt`).
   const unawaited = (reply: Promise<unknown>): Promise<void> => {
     reply.catch(() => undefined);
@@ -618,7 +618,7 @@ function transactionOn(
       return seen.dimensions;
     },
     findIds: (ids) => queries.findIds(tx, ids),
-    insertRecords: (records) => queries.insertRecords(tx, records, pgvector),
+    insertRecords: (records) => unawaited(queries.insertRecords(tx, records, pgvector)),
     deleteRecords: (ids, mode, at) => queries.deleteRecords(tx, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(tx, ids, content, at),
     putGrants: (grants) => queries.putGrants(tx, grants),

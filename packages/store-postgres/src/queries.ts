@@ -872,8 +872,11 @@ export async function insertRecords(
   }
   const last = statements.pop() as string;
   const writes = statements.map((statement, index) => `, w${index} AS (${statement})`).join('');
-  await s.execPrepared(`WITH src AS (${source})${writes} ${last}`, p);
-  await countPlanTokens(s, inputs);
+  // Both go out at once: the plan tokens' count reads nothing of the records' reply.
+  await Promise.all([
+    s.execPrepared(`WITH src AS (${source})${writes} ${last}`, p),
+    countPlanTokens(s, inputs),
+  ]);
 }
 
 /** The statement adding records (live, non-plan, without expiry) to `mnemo_lexical_stats`, in key order; null when none. */

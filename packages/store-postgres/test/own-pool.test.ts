@@ -1,4 +1,4 @@
-import { createEngine } from '@mnemo/core';
+import { createEngine, planAccess } from '@mnemo/core';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { ownPool, type PostgresClient, type PostgresPool } from '../src/pool.js';
@@ -62,7 +62,7 @@ describePostgres('the pool a store creates from a connection string', () => {
       ['SELECT pg_advisory_xact_lock hashtextextended', ['BEGIN']],
       ['SELECT dedup_key, id,', ['BEGIN', 'SELECT pg_advisory_xact_lock hashtextextended']],
       ['WITH src AS', []],
-      ['INSERT INTO mnemo_audit_heads', []],
+      ['INSERT INTO mnemo_audit_heads', ['WITH src AS']],
       ['WITH appended AS', []],
       ['COMMIT', ['WITH appended AS']],
     ]);
@@ -110,16 +110,21 @@ describePostgres('the pool a store creates from a connection string', () => {
   });
 
   it.each([
-    ['the audit events', 'mnemo_audit_events'],
-    ['the accesses', 'mnemo_accesses'],
+    ['the records', 'mnemo_records', ['remember']],
+    ['the plan tokens', 'mnemo_plan_token_df', ['plan']],
+    ['the audit events', 'mnemo_audit_events', ['remember', 'plan', 'recall']],
+    ['the accesses', 'mnemo_accesses', ['recall']],
   ])(
     'fails a transaction whose statement for %s, sent without waiting, fails on the server, with that error, writing nothing',
-    async (_, table) => {
+    async (_, table, refusedCalls) => {
       const pool = ownPool({ connectionString: PG_URL as string });
       cleanup.push(() => pool.end());
       const schema = uniqueSchema('pipeline');
       cleanup.push(() => dropSchema(schema));
-      const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
+      const engine = createEngine({
+        store: createPostgresStore({ pool, schema }),
+        experienceMemory: true,
+      });
       await engine.init();
       cleanup.push(() => engine.close());
       const a = engine.as('agent-a');
@@ -128,11 +133,14 @@ describePostgres('the pool a store creates from a connection string', () => {
       const state = () =>
         adminQuery(
           `SELECT (SELECT count(*) FROM "${schema}".mnemo_records)::int AS records,
+                (SELECT count(*) FROM "${schema}".mnemo_plan_token_df)::int AS tokens,
+                (SELECT coalesce(sum(df), 0) FROM "${schema}".mnemo_plan_token_df)::int AS df,
                 (SELECT count(*) FROM "${schema}".mnemo_accesses)::int AS accesses,
                 (SELECT count(*) FROM "${schema}".mnemo_audit_events)::int AS events,
                 (SELECT seq FROM "${schema}".mnemo_audit_heads WHERE seq > 0)::int AS head`,
         ).then((result) => result.rows);
-      expect(await state()).toEqual([{ records: 1, accesses: 1, events: 2, head: 2 }]);
+      const before = [{ records: 1, tokens: 0, df: 0, accesses: 1, events: 2, head: 2 }];
+      expect(await state()).toEqual(before);
       await adminQuery(
         `CREATE FUNCTION "${schema}".refuse() RETURNS trigger LANGUAGE plpgsql AS
          $$BEGIN RAISE EXCEPTION 'refused by a trigger' USING ERRCODE = '23514'; END$$;
@@ -144,20 +152,33 @@ describePostgres('the pool a store creates from a connection string', () => {
         message: expect.stringContaining('refused by a trigger'),
         details: { sqlstate: '23514' },
       };
-      if (table === 'mnemo_audit_events') {
+      const plan = (query: string) =>
+        planAccess(a).writePlan({ query, payload: {}, tokens: ['find', 'notes'] });
+      if (refusedCalls.includes('remember')) {
         await expect(a.remember({ content: 'another note' })).rejects.toMatchObject(refused);
         // Two writes in one group: the group fails, then each alone.
         const both = [a.remember({ content: 'note three' }), a.remember({ content: 'note four' })];
         for (const write of both) await expect(write).rejects.toMatchObject(refused);
       }
-      await expect(a.recall({ query: 'note', strategy: 'lexical' })).rejects.toMatchObject(refused);
-      expect(await state()).toEqual([{ records: 1, accesses: 1, events: 2, head: 2 }]);
+      if (refusedCalls.includes('plan')) {
+        await expect(plan('find my notes')).rejects.toMatchObject(refused);
+      }
+      if (refusedCalls.includes('recall')) {
+        await expect(a.recall({ query: 'note', strategy: 'lexical' })).rejects.toMatchObject(
+          refused,
+        );
+      }
+      expect(await state()).toEqual(before);
       await adminQuery(`DROP TRIGGER refuse ON "${schema}".${table}`);
+      // Two plans with the same tokens, in one group: each token counts twice.
+      await Promise.all([plan('find my notes'), plan('find the notes')]);
       const hits = await a.recall({ query: 'note', strategy: 'lexical' });
       expect(hits.hits.map((hit) => [hit.record.id, hit.record.accessCount])).toEqual([
         [first.id, 1],
       ]);
-      expect(await state()).toEqual([{ records: 1, accesses: 2, events: 3, head: 3 }]);
+      expect(await state()).toEqual([
+        { records: 3, tokens: 2, df: 4, accesses: 2, events: 5, head: 5 },
+      ]);
     },
   );
 });
