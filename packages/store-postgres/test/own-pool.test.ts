@@ -30,7 +30,7 @@ describePostgres('the pool a store creates from a connection string', () => {
     ]);
   });
 
-  it("sends a write's dedup lock and lookup right behind BEGIN, and the accesses and audit events without waiting for their replies", async () => {
+  it("sends a write's dedup lock and lookup right behind BEGIN, and the records, accesses and audit events without waiting for their replies", async () => {
     const inner = ownPool({ connectionString: PG_URL as string });
     cleanup.push(() => inner.end());
     // Each statement a transaction's client sends, with the statements still unanswered then.
