@@ -60,41 +60,26 @@ export async function findPlanCandidates(
 }
 
 /**
- * Adds `delta` to the document frequency of each token key. Keys are sorted,
- * so two transactions updating shared keys lock them in the same order.
+ * The statement adding `sign` to the document frequency of each token key
+ * once per row of `keys` (SQL yielding one key column). Keys are upserted in
+ * byte order, so two transactions updating shared keys lock them in the
+ * same order.
  */
-async function addFrequencies(s: Session, keys: readonly string[], delta: 1 | -1): Promise<void> {
-  if (keys.length === 0) return;
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + delta);
-  const sorted = [...counts.keys()].sort();
-  const p = new Params();
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_plan_token_df (key, df)
-     SELECT * FROM unnest(${p.texts(sorted)}, ${p.add(
-       sorted.map((key) => counts.get(key)),
-       '::bigint[]',
-     )})
-     ON CONFLICT (key) DO UPDATE SET df = ${s.schema}.mnemo_plan_token_df.df + excluded.df`,
-    p,
-  );
+function addFrequencies(s: Session, keys: string, sign: 1 | -1): string {
+  return `INSERT INTO ${s.schema}.mnemo_plan_token_df (key, df)
+     SELECT k COLLATE "C", ${sign} * count(*) FROM (${keys}) AS t(k) GROUP BY 1 ORDER BY 1
+     ON CONFLICT (key) DO UPDATE SET df = ${s.schema}.mnemo_plan_token_df.df + excluded.df`;
 }
 
 /**
  * Counts the signature tokens of newly inserted plans: one statement, which
- * needs no reply before it (see `insertRecords`). Keys are upserted in
- * byte order, as `addFrequencies` sorts them.
+ * needs no reply before it (see `insertRecords`).
  */
 export function countPlanTokens(s: Session, records: readonly NewRecord[]): Promise<unknown> {
   const tokens = records.flatMap((record) => record.planTokens ?? []);
   if (tokens.length === 0) return Promise.resolve();
   const p = new Params();
-  return s.exec(
-    `INSERT INTO ${s.schema}.mnemo_plan_token_df (key, df)
-     SELECT md5(t) COLLATE "C", count(*) FROM unnest(${p.texts(tokens)}) AS t GROUP BY 1 ORDER BY 1
-     ON CONFLICT (key) DO UPDATE SET df = ${s.schema}.mnemo_plan_token_df.df + excluded.df`,
-    p,
-  );
+  return s.exec(addFrequencies(s, `SELECT md5(t) FROM unnest(${p.texts(tokens)}) AS t`, 1), p);
 }
 
 /**
@@ -103,12 +88,15 @@ export function countPlanTokens(s: Session, records: readonly NewRecord[]): Prom
  */
 export async function forgetPlans(s: Session, ids: readonly string[]): Promise<void> {
   const p = new Params();
-  const [row] = await s.all(
-    `SELECT array_agg(k) AS keys FROM ${s.schema}.mnemo_records r, unnest(r.plan_token_keys) AS k
-     WHERE r.id = ANY(${p.texts(ids)}) AND r.plan_token_keys IS NOT NULL`,
+  await s.exec(
+    addFrequencies(
+      s,
+      `SELECT k FROM ${s.schema}.mnemo_records r, unnest(r.plan_token_keys) AS k
+       WHERE r.id = ANY(${p.texts(ids)}) AND r.plan_token_keys IS NOT NULL`,
+      -1,
+    ),
     p,
   );
-  await addFrequencies(s, (row?.keys as string[] | null) ?? [], -1);
   await forgetPlanStats(s, ids);
 }
 

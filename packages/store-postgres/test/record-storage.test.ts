@@ -159,6 +159,41 @@ describePostgres('record storage', () => {
     expect(await stats()).toEqual([]);
   });
 
+  it("counts each plan token's plans in mnemo_plan_token_df as plans are written and forgotten", async () => {
+    const schema = uniqueSchema('plan_df');
+    cleanup.push(() => dropSchema(schema));
+    const engine = (await openEngine(schema)).with({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const plans = planAccess(agent);
+    const counts = async () =>
+      Object.fromEntries(
+        (
+          await adminQuery(
+            `SELECT t.token, d.df::int AS df FROM unnest($1::text[]) AS t(token)
+             JOIN "${schema}".mnemo_plan_token_df d ON d.key = md5(t.token) ORDER BY 1`,
+            [['alpha', 'beta', 'gamma', 'delta']],
+          )
+        ).rows.map((row) => [row.token, row.df]),
+      );
+    const write = (query: string, tokens: string[]) =>
+      plans.writePlan({ query, payload: {}, tokens }).then((result) => result.id);
+    // Three in one group, one alone.
+    const ids: string[] = await Promise.all([
+      write('plan one', ['alpha', 'beta']),
+      write('plan two', ['alpha', 'gamma']),
+      write('plan three', ['alpha', 'beta', 'gamma']),
+    ]);
+    ids.push(await write('plan four', ['delta', 'alpha']));
+    expect(await counts()).toEqual({ alpha: 4, beta: 2, gamma: 2, delta: 1 });
+    // A soft delete keeps a plan's keys and their counts; a hard delete and a redaction drop them.
+    await agent.forget({ ids: [ids[0] as string], mode: 'soft' });
+    expect(await counts()).toEqual({ alpha: 4, beta: 2, gamma: 2, delta: 1 });
+    await agent.forget({ ids: [ids[1] as string, ids[2] as string], mode: 'hard' });
+    expect(await counts()).toEqual({ alpha: 2, beta: 1, gamma: 0, delta: 1 });
+    await agent.forget({ ids: [ids[3] as string], mode: 'redact' });
+    expect(await counts()).toEqual({ alpha: 1, beta: 1, gamma: 0, delta: 0 });
+  });
+
   it('with createSchema false, opens an existing schema and refuses a missing one, creating nothing', async () => {
     const schema = uniqueSchema('existing');
     cleanup.push(() => dropSchema(schema));
