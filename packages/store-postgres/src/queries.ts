@@ -103,6 +103,12 @@ export async function searchLexical(s: Session, query: LexicalQuery): Promise<Sc
   return lexicalOverRecords(s, query);
 }
 
+/**
+ * Postings of its candidates' records a pruned lexical search probes, at most, per posting of
+ * the query's terms, before it reads the latter instead (see `lexicalPruned`).
+ */
+const PROBE_POSTINGS_PER_TERM_POSTING = 0.5;
+
 /** BM25's term score of a posting (`tf`, `dl`) in a term of inverse document frequency `idf`, with `stats` as `st`. */
 function termScore(p: Params, idf: string, tf: string, dl: string): string {
   const k1 = p.add(BM25_K1, '::float8');
@@ -236,8 +242,10 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
  * rounded to 10 decimals before they are compared). The result stands
  * when the limit-th of them scores above the sum of the common terms'
  * bounds, which is all a record matching only common terms can reach.
- * Otherwise, or when scoring the records left one by one would cost more
- * than the full query's bulk read of the postings, the full query runs.
+ * Otherwise the full query runs. The records left are scored from their own
+ * postings, probed through the record id index, when those are few against
+ * the postings of the query's terms; else from one pass over the latter
+ * (which the full query would read too), kept for those records by hash.
  */
 async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRecord[] | null> {
   const p = new Params();
@@ -248,14 +256,22 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   // Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last
   // bits of sums added in another order.
   const margin = '1e-9';
-  /** The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), from their own postings, summed in term order. */
-  const fullScores = (ids: string, condition = 'true') =>
-    `SELECT po.record_id AS id,
-            ${rounded(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
-     FROM ${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id
-       JOIN weights w ON w.term = po.term CROSS JOIN stats st
-     WHERE ${condition} AND po.term = ANY(${terms})
-     GROUP BY po.record_id`;
+  /**
+   * The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), summed in
+   * term order. Their postings are found through the record id index (`probe`), or, for many
+   * records, by one pass over the query terms' postings, matched to the records by hash: the
+   * ids compared in "C" cannot use that index.
+   */
+  const fullScores = (ids: string, condition: string, probe = true) =>
+    `SELECT id COLLATE "default" AS id, score FROM (
+       SELECT po.record_id COLLATE "C" AS id,
+              ${rounded(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
+       FROM ${probe ? `${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id` : `${s.schema}.mnemo_postings po`}
+         JOIN weights w ON w.term = po.term CROSS JOIN stats st
+       WHERE ${condition} AND po.term = ANY(${terms})
+         ${probe ? '' : `AND (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id`}
+       GROUP BY 1
+     ) grouped`;
   const rows = await s.all(
     `WITH ${v.ctes()},
      -- Visible postings of the query's terms that mnemo_term_stats does not count: with an
@@ -305,32 +321,46 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
      -- scores is a floor for the result (far above the limit-th partial score when the
      -- common terms weigh in).
      seeds AS MATERIALIZED (SELECT record_id FROM partial ORDER BY score DESC LIMIT ${limit}),
-     seeded AS MATERIALIZED (${fullScores('seeds')}),
+     seeded AS MATERIALIZED (${fullScores('seeds', 'true')}),
      floor AS MATERIALIZED (
        SELECT CASE WHEN (SELECT count(*) FROM seeded) = ${limit} THEN (SELECT min(score) FROM seeded) ELSE 0 END AS score
      ),
+     -- The common terms' bounds at each length of the partial records, computed once per
+     -- length rather than once per record: a record's bound at its own length, by subscript.
+     lengths AS MATERIALIZED (
+       SELECT min(dl)::int AS low, max(dl)::int AS high FROM partial
+     ),
+     length_bounds AS MATERIALIZED (
+       SELECT coalesce(array_agg(b.bound ORDER BY b.dl), '{}') AS bounds FROM (
+         SELECT l.dl, coalesce(sum(${score('w.idf', 'w.tf', 'l.dl::float8')}) FILTER (WHERE NOT w.essential), 0) AS bound
+         FROM generate_series((SELECT low FROM lengths), (SELECT high FROM lengths)) l(dl)
+           CROSS JOIN weights w CROSS JOIN stats st
+         GROUP BY l.dl
+       ) b
+     ),
      candidates AS MATERIALIZED (
-       SELECT pa.record_id, pa.dl FROM partial pa CROSS JOIN floor f CROSS JOIN stats st
+       SELECT pa.record_id, pa.dl FROM partial pa CROSS JOIN floor f
        WHERE pa.score + (SELECT bound FROM common) >= f.score - ${margin}
-         AND pa.score + (SELECT coalesce(sum(${score('w.idf', 'w.tf', 'pa.dl')}), 0) FROM weights w WHERE NOT w.essential)
+         AND pa.score + coalesce((SELECT bounds FROM length_bounds)[pa.dl::int - (SELECT low FROM lengths) + 1], 'Infinity')
              >= f.score - ${margin}
      ),
-     -- Whether scoring the candidates one by one (their own postings, at most their lengths)
-     -- costs less than the full query, which reads every posting of the query's terms after
-     -- this statement has run (or little in any case). Measured at 100k records, question by
-     -- question: scoring won up to about twice as many postings as the full query reads, and
-     -- lost from about two and a half times.
+     -- Whether probing the candidates' own postings (at most their lengths, read at random)
+     -- costs less than one pass over every posting of the query's terms.
      few AS MATERIALIZED (
-       SELECT coalesce(sum(dl), 0) <= 2 * greatest((SELECT sum(df) FROM weights), 4096) AS yes
+       SELECT coalesce(sum(dl), 0) <= ${p.add(PROBE_POSTINGS_PER_TERM_POSTING, '::float8')} * (SELECT sum(df) FROM weights) AS yes
        FROM candidates
      ),
      top AS MATERIALIZED (
-       ${fullScores('candidates', '(SELECT yes FROM few)')}
-       ORDER BY score DESC, po.record_id COLLATE "C" ASC
+       SELECT id, score FROM (
+         ${fullScores('candidates', '(SELECT yes FROM few)')}
+         UNION ALL
+         ${fullScores('candidates', 'NOT (SELECT yes FROM few)', false)}
+       ) scored
+       ORDER BY score DESC, id COLLATE "C" ASC
        LIMIT ${limit}
      ),
      settled AS MATERIALIZED (
-       SELECT (SELECT yes FROM few) AND ((SELECT bound FROM common) = 0
+       SELECT ((SELECT bound FROM common) = 0
          OR ((SELECT count(*) FROM top) = ${limit}
              AND (SELECT min(score) FROM top) > (SELECT bound FROM common) + ${margin})) AS yes
      )
