@@ -97,4 +97,11 @@ describePostgres('lexical recall pruned by the common terms (MaxScore)', () => {
       [2, 3],
     );
   });
+
+  it('bounds a candidate longer than 4,096 terms by the longest length it computes', async () => {
+    // Lengths from 3 to 4,202: the common term's bounds are computed for 4,096 of them, and the
+    // longest record takes the last one's (higher than its own, so it is never dropped wrongly).
+    const long = ['beta', 'alpha', ...Array.from({ length: 4200 }, (_, i) => `w${i}`)].join(' ');
+    await expectPrunedAnswers(await openWith([...betasOf(3), long]), [1, 10, 11]);
+  });
 });
