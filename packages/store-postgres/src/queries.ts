@@ -351,7 +351,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
      -- Whether probing the candidates' own postings (at most their lengths, read at random)
      -- costs less than one pass over every posting of the query's terms.
      few AS MATERIALIZED (
-       SELECT coalesce(sum(dl), 0) <= ${p.add(PROBE_POSTINGS_PER_TERM_POSTING, '::float8')} * (SELECT sum(df) FROM weights) AS yes
+       SELECT coalesce(sum(dl), 0) <= ${PROBE_POSTINGS_PER_TERM_POSTING} * (SELECT sum(df) FROM weights) AS yes
        FROM candidates
      ),
      top AS MATERIALIZED (

@@ -10,9 +10,6 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-/** Which lexical statements the pool ran: the pruned one, and the full query it falls back to. */
-type LexicalStatement = 'pruned' | 'full';
-
 /**
  * An engine over a fresh schema holding, for agent-a, 100 records of "alpha" (the query's
  * common term, once in every record) and `betas` (the records of its rare term); and, for
@@ -22,12 +19,17 @@ type LexicalStatement = 'pruned' | 'full';
 async function openWith(betas: readonly string[]) {
   const inner = ownPool({ connectionString: PG_URL as string });
   cleanup.push(() => inner.end());
-  const ran: LexicalStatement[] = [];
+  // Every statement the pool runs: "pruned" for the pruned lexical query, else its first words
+  // (the full query it falls back to, or anything else a recall would send).
+  const ran: string[] = [];
   const pool: PostgresPool = {
     query: (config, values) => {
       const text = typeof config === 'string' ? config : config.text;
-      if (text.includes('settled.yes AS settled')) ran.push('pruned');
-      else if (text.includes('hits AS NOT MATERIALIZED')) ran.push('full');
+      ran.push(
+        text.includes('settled.yes AS settled')
+          ? 'pruned'
+          : text.trim().split(/\s+/).slice(0, 3).join(' '),
+      );
       return inner.query(config, values);
     },
     connect: () => inner.connect(),
