@@ -57,7 +57,8 @@ export function ownPool(
     query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
     // Pipeline mode: a query goes out while those before it on the connection still await
     // their replies (each with its own Sync, so an error fails only its query). The store sends
-    // a write's dedup lock and lookup right behind BEGIN that way (see PostgresStore.attempt).
+    // a write's dedup lock and lookup right behind BEGIN that way, and the statements whose
+    // replies nothing in the transaction reads right behind each other (see PostgresStore.attempt).
     pipeline: true,
     // Runs on each new connection before the pool hands it out. A server without the setting
     // keeps its own; a lost connection fails the next query.
