@@ -22,12 +22,16 @@ import {
   foldAccesses,
   logAccesses,
 } from './access-log.js';
+import { deferredTransaction } from './deferred-tx.js';
 import { mapDuckDBError, storeClosed } from './errors.js';
+import { Journal, type JournalFrame } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
+import { PendingWrites } from './pending-writes.js';
 import { type IndexedPlan, PlanIndex } from './plan-index.js';
 import * as planQueries from './plan-queries.js';
 import { countFreshPostings, DEFAULT_RUN_POSTINGS, sortFreshPostings } from './postings-runs.js';
 import * as queries from './queries.js';
+import { RecordKeys } from './record-keys.js';
 import { type IndexedDocument, type RankedId, SearchIndex } from './search-index.js';
 import {
   loadSearchIndex,
@@ -67,6 +71,30 @@ const DISABLED_COMPRESSIONS = 'alp,alprd';
  * records keeps up to about 120.
  */
 const DYNAMIC_OR_FILTERS = 2_048;
+
+/** The journal's file is the database file's path with this appended. */
+export const JOURNAL_SUFFIX = '.mnemo-journal';
+
+/**
+ * Most records one journaled transaction writes; a larger one (a chunk of
+ * `rememberMany`) runs on the file, where it costs about what applying it
+ * would, and stays out of memory once committed.
+ */
+const MAX_DEFERRED_RECORDS = 256;
+
+/** Most records one transaction applying the journal writes. */
+const MAX_APPLY_RECORDS = 2_000;
+
+/**
+ * A `remember` at a time waits this long, or for this many records, before
+ * the frames pending are applied, so that one transaction applies many. A
+ * read applies them first.
+ */
+const APPLY_DELAY_MS = 100;
+const APPLY_BATCH_RECORDS = 256;
+
+/** Pending records past which a transaction waits for the journal to be applied first. */
+const MAX_PENDING_RECORDS = 8_000;
 
 const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
@@ -218,11 +246,9 @@ class DuckDBStore implements MemoryStore {
   private fixedDimensions: number | null = null;
   // The embedding size once committed (it never changes after): saves a read per write.
   private dimensions: number | null = null;
-  // Every dedup key any record of the file carries (as a 52-bit prefix), loaded on the first
-  // write: a key not in it has no live duplicate, so most writes skip the lookup. A superset
-  // is enough (a prefix collision or a deleted record only costs the lookup), and this process
-  // is the file's only writer, so the set stays a superset as it adds what it inserts.
-  private dedupKeys: Set<number> | null = null;
+  // The dedup keys and ids of the file's records (and the pending frames'), loaded on the
+  // first write (see RecordKeys).
+  private recordKeys: RecordKeys | null = null;
   // Postings committed to `mnemo_postings` since they were last sorted (deletes not subtracted).
   private freshPostings = 0;
   private sorting = false;
@@ -241,6 +267,20 @@ class DuckDBStore implements MemoryStore {
   private closed = false;
   // Tail of the queue of transactions on the writer connection.
   private queue: Promise<unknown> = Promise.resolve();
+  // Tail of the queue of callers' transactions, deferred or not: they run one at a time.
+  private transactions: Promise<unknown> = Promise.resolve();
+  // The journal of a file store (null for `:memory:`), the frames it holds that the file
+  // does not yet, and the seq the next frame takes.
+  private journal: Journal | null = null;
+  private readonly pending = new PendingWrites();
+  private nextSeq = 1;
+  private applyQueued = false;
+  // The timer that queues the application of a few pending frames (see APPLY_DELAY_MS).
+  private applyTimer: NodeJS.Timeout | null = null;
+  // Reads waiting for the frames up to `seq` to be in the file.
+  private readonly waiters: { seq: number; resolve(): void; reject(error: unknown): void }[] = [];
+  // Set when applying the journal failed: every call fails with it until the store is reopened.
+  private broken: MnemoError | null = null;
 
   constructor(private readonly options: DuckDBStoreOptions) {}
 
@@ -315,12 +355,51 @@ class DuckDBStore implements MemoryStore {
     if ((await countLoggedAccesses(writer)) > 0) {
       await this.inTransaction(writer, () => foldAccesses(writer));
     }
+    if (this.file !== null) await this.openJournal(writer);
     await planQueries.loadPlanIndex(writer, this.plans);
     this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
     if (this.freshPostings >= this.runSize) await this.sortPostings(writer);
     this.ready = true;
     if (this.options.preloadSearchIndex === true) await this.loadVectors();
+  }
+
+  /**
+   * Opens the journal beside the file and applies the frames a process that
+   * stopped before applying them left in it (see "Journal" in the README).
+   */
+  private async openJournal(writer: Session): Promise<void> {
+    const path = `${this.options.path}${JOURNAL_SUFFIX}`;
+    let opened: ReturnType<typeof Journal.open>;
+    try {
+      opened = Journal.open(path);
+    } catch (error) {
+      throw new MnemoError('STORE_UNAVAILABLE', `DuckDB: opening the journal ${path} failed`, {
+        cause: error,
+      });
+    }
+    this.journal = opened.journal;
+    const applied = await queries.journalApplied(writer);
+    const frames = opened.frames.filter((frame) => frame.seq > applied);
+    const replay = new PendingWrites();
+    for (const frame of frames) replay.add(frame);
+    while (replay.frames.length > 0) {
+      const chunk = replay.take(MAX_APPLY_RECORDS);
+      const tx = transactionOn(writer, {
+        committed: new Map(),
+        advanced: new Map(),
+        seen: { dimensions: null, fixed: this.fixedDimensions, postings: 0 },
+        recordKeys: async () => new RecordKeys(),
+        planChanges: [],
+        indexChanges: [],
+        accesses: new AccessLog(),
+        accessChanges: [],
+      });
+      await this.inTransaction(writer, () => applyFrames(tx, writer, chunk));
+      replay.applied(chunk);
+    }
+    this.journal.clear();
+    this.nextSeq = Math.max(applied, opened.frames.at(-1)?.seq ?? 0) + 1;
   }
 
   private get runSize(): number {
@@ -394,6 +473,9 @@ class DuckDBStore implements MemoryStore {
     if (this.closed) return;
     this.closed = true;
     await this.opening?.catch(() => undefined);
+    // The transactions running, then what they queued: the pending frames' application last.
+    await this.transactions.catch(() => undefined);
+    if (this.pending.frames.length > 0 && this.broken === null) this.scheduleApply(true);
     await this.queue.catch(() => undefined);
     this.release();
   }
@@ -407,6 +489,11 @@ class DuckDBStore implements MemoryStore {
     this.writer = null;
     this.instance?.closeSync();
     this.instance = null;
+    if (this.applyTimer !== null) clearTimeout(this.applyTimer);
+    this.applyTimer = null;
+    // A journal whose frames are all in the file goes; otherwise the next open applies it.
+    this.journal?.close(this.pending.frames.length === 0);
+    this.journal = null;
     this.searchIndex?.close();
     this.ready = false;
     if (this.file !== null) OPEN_FILES.delete(this.file);
@@ -415,14 +502,22 @@ class DuckDBStore implements MemoryStore {
 
   private openWriter(): Session {
     if (this.closed || !this.ready || this.writer === null) throw storeClosed();
+    if (this.broken !== null) throw this.broken;
     return this.writer;
+  }
+
+  /** `readCommitted` once every write acknowledged so far is in the file. */
+  private async read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+    await this.caughtUp();
+    return this.readCommitted(fn);
   }
 
   /**
    * Runs a read on an idle pooled connection (opening one if the pool has
-   * room), never while the access log is being folded (see AccessLog).
+   * room), never while the access log is being folded (see AccessLog). It
+   * sees what is committed to the file, not the pending frames.
    */
-  private async read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+  private async readCommitted<T>(fn: (session: Session) => Promise<T>): Promise<T> {
     while (this.folding !== null) await this.folding;
     this.openWriter();
     this.activeReads += 1;
@@ -488,77 +583,242 @@ class DuckDBStore implements MemoryStore {
     return run;
   }
 
+  /**
+   * Runs `fn` in a transaction, one at a time with every other. A write that
+   * only inserts records and appends audit events (a `remember`) is
+   * journaled and acknowledged once the journal is on disk, and reaches the
+   * file later, several in one DuckDB transaction (see "Journal" in the
+   * README); anything else runs on the file after every pending frame.
+   */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    const run = this.transactions.then(async () => {
+      this.openWriter();
+      if (this.journal !== null && this.pending.records >= MAX_PENDING_RECORDS) {
+        await this.caughtUp();
+      }
+      const journal = this.journal;
+      const recordKeys = this.recordKeys;
+      // The first write of a file reads its records' keys there.
+      return journal === null || recordKeys === null
+        ? this.onFile(fn)
+        : this.deferred(fn, journal, recordKeys);
+    });
+    this.transactions = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Runs `fn` in a transaction on the file, after every pending frame. */
+  private onFile<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     return this.enqueue(async (writer) => {
-      // Chain heads this transaction advanced; they enter the cache only once it commits.
-      const advanced = new Map<string, AuditHead>();
-      // Plan index changes, likewise applied only once the transaction commits.
-      const planChanges: PlanChange[] = [];
-      const indexChanges: IndexChange[] = [];
-      const accessChanges: AccessChange[] = [];
-      const seen = { dimensions: this.dimensions, fixed: this.fixedDimensions, postings: 0 };
-      const calls = serialTx(
-        transactionOn(writer, {
-          committed: this.heads,
-          advanced,
-          seen,
-          dedupKeys: () => this.loadDedupKeys(writer),
-          planChanges,
-          indexChanges,
-          accesses: this.accesses,
-          accessChanges,
-        }),
-      );
-      const keysLoaded = this.dedupKeys !== null;
-      let result: T;
-      try {
-        result = await this.inTransaction(writer, async () => {
-          try {
-            return await fn(calls.tx);
-          } finally {
-            // COMMIT or ROLLBACK only once no call of the callback is still running.
-            await calls.settled();
-          }
-        });
-      } catch (error) {
-        // Keys loaded inside a transaction that rolled back saw its uncommitted deletes.
-        if (!keysLoaded) this.dedupKeys = null;
-        throw error;
-      }
-      for (const [chain, head] of advanced) this.heads.set(chain, head);
-      this.dimensions = seen.dimensions;
-      this.fixedDimensions = seen.fixed;
-      this.freshPostings += seen.postings;
-      this.scheduleSorting(writer);
-      this.accesses.commit(accessChanges);
-      this.scheduleFold(writer);
-      for (const change of afterTheirRecords(planChanges, planChangeIds)) {
-        if (change.kind === 'add') this.plans.add(change.id, change.plan);
-        else if (change.kind === 'remove') this.plans.remove(change.id);
-        else if (change.kind === 'grant') this.plans.grant(change.grant);
-        else if (change.kind === 'touch') this.plans.touch(change.ids, change.at);
-        else this.plans.putStats(change.stats);
-      }
-      // Before the load has run, the load reads these changes from the file instead.
-      const index = this.searchIndex;
-      if (index !== null) {
-        for (const change of afterTheirRecords(indexChanges, indexChangeIds)) {
-          if (change.kind === 'add') index.add(change.document, change.terms);
-          else if (change.kind === 'remove') index.remove(change.id);
-          else index.grant(change.grant);
-        }
-      }
-      return result;
+      await this.applyPending(writer);
+      return this.commitOn(writer, fn);
     });
   }
 
-  private async loadDedupKeys(writer: Session): Promise<Set<number>> {
-    if (this.dedupKeys === null) {
-      const keys = new Set<number>();
-      for (const key of await queries.allDedupKeys(writer)) keys.add(dedupPrefix(key));
-      this.dedupKeys = keys;
+  /**
+   * Runs `fn` on a deferred transaction (see deferred-tx.ts) and journals
+   * what it wrote, unless it moved onto the file.
+   */
+  private async deferred<T>(
+    fn: (tx: StoreTx) => Promise<T>,
+    journal: Journal,
+    recordKeys: RecordKeys,
+  ): Promise<T> {
+    // Once the transaction moves onto the file, its commit there waits for `fn` to settle.
+    const moved: {
+      to: { committed: Promise<void>; settle: (failure: { error: unknown } | null) => void } | null;
+    } = { to: null };
+    const deferred = deferredTransaction({
+      dimensions: this.dimensions,
+      recordKeys,
+      pending: this.pending,
+      committedHeads: this.heads,
+      maxRecords: MAX_DEFERRED_RECORDS,
+      read: (read) => this.readCommitted(read),
+      onFile: (records, events) => {
+        let settle: (failure: { error: unknown } | null) => void = () => {};
+        const settled = new Promise<void>((resolve, reject) => {
+          settle = (failure) => (failure === null ? resolve() : reject(failure.error));
+        });
+        settled.catch(() => undefined);
+        let ready: (tx: StoreTx) => void = () => {};
+        const tx = new Promise<StoreTx>((resolve) => {
+          ready = resolve;
+        });
+        const committed = this.onFile(async (fileTx) => {
+          if (records.length > 0) await fileTx.insertRecords(records);
+          if (events.length > 0) await fileTx.appendAudit(events);
+          ready(fileTx);
+          await settled;
+        });
+        moved.to = { committed, settle };
+        return Promise.race([tx, committed.then(() => tx)]);
+      },
+    });
+    const calls = serialTx(deferred.tx);
+    let outcome: { result: T } | { error: unknown };
+    try {
+      outcome = { result: await fn(calls.tx) };
+    } catch (error) {
+      outcome = { error };
     }
-    return this.dedupKeys;
+    await calls.settled();
+    if (moved.to !== null) {
+      const { committed, settle } = moved.to;
+      settle('error' in outcome ? outcome : null);
+      await committed;
+    }
+    if ('error' in outcome) throw outcome.error;
+    if (moved.to !== null) return outcome.result;
+    const records = deferred.records();
+    const events = deferred.events();
+    if (records.length > 0 || events.length > 0) {
+      const frame = { seq: this.nextSeq, records, events };
+      journal.append(frame);
+      this.nextSeq += 1;
+      this.pending.add(frame);
+      recordKeys.addRecords(records);
+      this.scheduleApply();
+    }
+    return outcome.result;
+  }
+
+  /**
+   * Queues the application of the pending frames behind what is queued: at
+   * once when `now` or once `APPLY_BATCH_RECORDS` are pending, else after
+   * `APPLY_DELAY_MS`, so that writes one at a time share the transactions
+   * that apply them.
+   */
+  private scheduleApply(now = false): void {
+    if (this.applyQueued) return;
+    if (!now && this.pending.records < APPLY_BATCH_RECORDS) {
+      // Unref'd: a process may exit with frames pending; its next open applies them.
+      this.applyTimer ??= setTimeout(() => this.scheduleApply(true), APPLY_DELAY_MS).unref();
+      return;
+    }
+    if (this.applyTimer !== null) clearTimeout(this.applyTimer);
+    this.applyTimer = null;
+    this.applyQueued = true;
+    const run = this.queue.then(async () => {
+      this.applyQueued = false;
+      // The frames pending now: those journaled meanwhile wait for a batch of their own.
+      await this.applyPending(this.writer as Session, this.pending.lastSeq() ?? 0);
+      if (this.pending.frames.length > 0) this.scheduleApply();
+    });
+    this.queue = run.catch(() => undefined);
+  }
+
+  /**
+   * Writes the pending frames (up to seq `upTo`) into the file, up to
+   * `MAX_APPLY_RECORDS` records per transaction, each with the seq of its
+   * last frame; empties the journal once none is left. A failure leaves the store unusable until it is
+   * reopened, which applies the journal again.
+   */
+  private async applyPending(writer: Session, upTo = Number.POSITIVE_INFINITY): Promise<void> {
+    for (let first = this.pending.frames[0]; first !== undefined && first.seq <= upTo; ) {
+      const frames = this.pending.take(MAX_APPLY_RECORDS, upTo);
+      try {
+        await this.commitOn(writer, (tx) => applyFrames(tx, writer, frames));
+      } catch (error) {
+        this.broken ??= new MnemoError(
+          'STORE_UNAVAILABLE',
+          `DuckDB: applying the journal to ${this.options.path} failed (${(error as Error).message}); the acknowledged writes stay in the journal, and reopening the store applies them`,
+          { cause: error },
+        );
+        for (const waiter of this.waiters.splice(0)) waiter.reject(this.broken);
+        throw this.broken;
+      }
+      this.pending.applied(frames);
+      const applied = frames.at(-1)?.seq ?? 0;
+      const waiting = this.waiters.splice(0);
+      for (const waiter of waiting) {
+        if (waiter.seq <= applied) waiter.resolve();
+        else this.waiters.push(waiter);
+      }
+      first = this.pending.frames[0];
+    }
+    if (this.pending.frames.length === 0) this.journal?.clear();
+  }
+
+  /** Resolves once every frame journaled so far is in the file. */
+  private caughtUp(): Promise<void> {
+    if (this.broken !== null) return Promise.reject(this.broken);
+    const seq = this.pending.lastSeq();
+    if (seq === null) return Promise.resolve();
+    this.scheduleApply(true);
+    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  /** Runs `fn` in a transaction on the file, then brings the caches in step with it. */
+  private async commitOn<T>(writer: Session, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    // Chain heads this transaction advanced; they enter the cache only once it commits.
+    const advanced = new Map<string, AuditHead>();
+    // Plan index changes, likewise applied only once the transaction commits.
+    const planChanges: PlanChange[] = [];
+    const indexChanges: IndexChange[] = [];
+    const accessChanges: AccessChange[] = [];
+    const seen = { dimensions: this.dimensions, fixed: this.fixedDimensions, postings: 0 };
+    const calls = serialTx(
+      transactionOn(writer, {
+        committed: this.heads,
+        advanced,
+        seen,
+        recordKeys: () => this.loadRecordKeys(writer),
+        planChanges,
+        indexChanges,
+        accesses: this.accesses,
+        accessChanges,
+      }),
+    );
+    const keysLoaded = this.recordKeys !== null;
+    let result: T;
+    try {
+      result = await this.inTransaction(writer, async () => {
+        try {
+          return await fn(calls.tx);
+        } finally {
+          // COMMIT or ROLLBACK only once no call of the callback is still running.
+          await calls.settled();
+        }
+      });
+    } catch (error) {
+      // Keys loaded inside a transaction that rolled back saw its uncommitted deletes.
+      if (!keysLoaded) this.recordKeys = null;
+      throw error;
+    }
+    for (const [chain, head] of advanced) this.heads.set(chain, head);
+    this.dimensions = seen.dimensions;
+    this.fixedDimensions = seen.fixed;
+    this.freshPostings += seen.postings;
+    this.scheduleSorting(writer);
+    this.accesses.commit(accessChanges);
+    this.scheduleFold(writer);
+    for (const change of afterTheirRecords(planChanges, planChangeIds)) {
+      if (change.kind === 'add') this.plans.add(change.id, change.plan);
+      else if (change.kind === 'remove') this.plans.remove(change.id);
+      else if (change.kind === 'grant') this.plans.grant(change.grant);
+      else if (change.kind === 'touch') this.plans.touch(change.ids, change.at);
+      else this.plans.putStats(change.stats);
+    }
+    // Before the load has run, the load reads these changes from the file instead.
+    const index = this.searchIndex;
+    if (index !== null) {
+      for (const change of afterTheirRecords(indexChanges, indexChangeIds)) {
+        if (change.kind === 'add') index.add(change.document, change.terms);
+        else if (change.kind === 'remove') index.remove(change.id);
+        else index.grant(change.grant);
+      }
+    }
+    return result;
+  }
+
+  private async loadRecordKeys(writer: Session): Promise<RecordKeys> {
+    if (this.recordKeys === null) {
+      const keys = new RecordKeys();
+      for (const { dedupKey, id } of await queries.allRecordKeys(writer)) keys.add(dedupKey, id);
+      this.recordKeys = keys;
+    }
+    return this.recordKeys;
   }
 
   get: MemoryStore['get'] = (visibility, ids) =>
@@ -577,6 +837,7 @@ class DuckDBStore implements MemoryStore {
    * few tries, the SQL query answers instead).
    */
   private async searchLexicalInMemory(query: LexicalQuery): Promise<ScoredRecord[]> {
+    await this.caughtUp();
     const index = await this.loadSearchIndex();
     // Ranking takes the thread for 2–3 ms at 100,000 records. It waits for the event loop's
     // next turn, so the vector search a hybrid recall starts beside it (whose int8 pass is
@@ -640,11 +901,14 @@ class DuckDBStore implements MemoryStore {
    * fixEmbeddingColumn), so the query runs in the writer's queue, between commits, where the
    * type it is given is the one in force.
    */
-  private readEmbeddings<T>(fn: (s: Session, fixed: number | null) => Promise<T>): Promise<T> {
+  private async readEmbeddings<T>(
+    fn: (s: Session, fixed: number | null) => Promise<T>,
+  ): Promise<T> {
+    await this.caughtUp();
     const fixed = this.fixedDimensions;
     return fixed === null
       ? this.enqueue((writer) => fn(writer, this.fixedDimensions))
-      : this.read((s) => fn(s, fixed));
+      : this.readCommitted((s) => fn(s, fixed));
   }
 
   /**
@@ -658,6 +922,7 @@ class DuckDBStore implements MemoryStore {
   private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
     // A zero vector has no direction: nothing is similar to it (as in queries.searchVector).
     if (query.vector.every((x) => x === 0)) return [];
+    await this.caughtUp();
     const index = await this.loadVectors();
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const ids = index.vectorCandidates(
@@ -699,13 +964,14 @@ class DuckDBStore implements MemoryStore {
 
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
     // Answered from the in-memory plan index alone (see PlanIndex); no connection needed.
-    Promise.resolve().then(() => {
+    this.caughtUp().then(() => {
       this.openWriter();
       return this.plans.candidates(query);
     });
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
   embeddingDimensions: MemoryStore['embeddingDimensions'] = async () => {
+    // A deferred write needs the size fixed already: nothing pending changes it.
     if (this.dimensions !== null) return this.dimensions;
     const size = await this.read((s) => queries.embeddingDimensions(s));
     this.dimensions ??= size;
@@ -717,6 +983,18 @@ class DuckDBStore implements MemoryStore {
     );
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
+}
+
+/** Writes `frames` into the file, with the seq of the last as the journal's applied mark. */
+async function applyFrames(
+  tx: StoreTx,
+  writer: Session,
+  frames: readonly JournalFrame[],
+): Promise<void> {
+  await tx.insertRecords(frames.flatMap((frame) => frame.records));
+  await tx.appendAudit(frames.flatMap((frame) => frame.events));
+  const last = frames.at(-1);
+  if (last !== undefined) await queries.setJournalApplied(writer, last.seq);
 }
 
 /** A change of the plan index, in the order the transaction made it. */
@@ -781,9 +1059,6 @@ function afterTheirRecords<C>(changes: readonly C[], ids: (change: C) => ChangeI
   return ordered;
 }
 
-/** A dedup key (SHA-256 hex) as a number: its first 52 bits. */
-const dedupPrefix = (key: string): number => Number.parseInt(key.slice(0, 13), 16);
-
 interface TransactionState {
   /** Chain heads as committed. */
   committed: ReadonlyMap<string, AuditHead>;
@@ -795,7 +1070,7 @@ interface TransactionState {
    */
   seen: { dimensions: number | null; fixed: number | null; postings: number };
   /** The store's superset of dedup keys. */
-  dedupKeys: () => Promise<Set<number>>;
+  recordKeys: () => Promise<RecordKeys>;
   /** Plan index changes this transaction made, applied once it commits. */
   planChanges: PlanChange[];
   /** Search index changes likewise. */
@@ -824,8 +1099,8 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
       accesses.applyAll(await queries.getRecords(s, visibility, ids), accessChanges),
     list: async (query) => accesses.applyAll(await queries.listRecords(s, query), accessChanges),
     findLiveDuplicates: async (dedupKeys, now) => {
-      const known = await state.dedupKeys();
-      const candidates = dedupKeys.filter((key) => known.has(dedupPrefix(key)));
+      const known = await state.recordKeys();
+      const candidates = dedupKeys.filter((key) => known.mayHaveDedupKey(key));
       return queries.findLiveDuplicates(s, candidates, now);
     },
     embeddingDimensions: dimensions,
@@ -842,8 +1117,7 @@ function transactionOn(s: Session, state: TransactionState): StoreTx {
     },
     findIds: (ids) => queries.findIds(s, ids),
     insertRecords: async (records) => {
-      const known = await state.dedupKeys();
-      for (const { dedupKey } of records) known.add(dedupPrefix(dedupKey));
+      (await state.recordKeys()).addRecords(records);
       seen.postings += await queries.insertRecords(s, records, seen.fixed);
       for (const { record, isPlan, planTokens, terms, docLength } of records) {
         if (!isPlan && record.deletedAt === null) {

@@ -537,9 +537,9 @@ export async function appendAudit(s: Session, events: readonly AuditEvent[]): Pr
 }
 
 /** Every record's dedup key, whatever its state. */
-export async function allDedupKeys(s: Session): Promise<string[]> {
-  const rows = await s.all('SELECT dedup_key FROM mnemo_records');
-  return rows.map((row) => row.dedup_key as string);
+export async function allRecordKeys(s: Session): Promise<{ dedupKey: string; id: string }[]> {
+  const rows = await s.all('SELECT dedup_key, id FROM mnemo_records');
+  return rows.map((row) => ({ dedupKey: row.dedup_key as string, id: row.id as string }));
 }
 
 export async function findLiveDuplicates(
@@ -855,4 +855,18 @@ export async function putGrants(s: Session, grants: readonly Grant[]): Promise<v
       p,
     );
   }
+}
+
+/** The seq of the last journal frame committed to the file (0 before any). */
+export async function journalApplied(s: Session): Promise<number> {
+  const [row] = await s.all(`SELECT value FROM mnemo_settings WHERE key = 'journal_applied'`);
+  return row === undefined ? 0 : Number(row.value);
+}
+
+export async function setJournalApplied(s: Session, seq: number): Promise<void> {
+  const p = new Params();
+  await s.execPrepared(
+    `INSERT OR REPLACE INTO mnemo_settings VALUES ('journal_applied', ${p.scalar(String(seq))})`,
+    p,
+  );
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { createEngine } from '@mnemo/core';
 import { crashFindings, runCrashRounds } from '@mnemo/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
 import { createDuckDBStore } from '../src/index.js';
 
 // A few rounds by default; MNEMO_RELIABILITY_FULL=1 (pnpm test:reliability --full) runs 25.
@@ -20,6 +21,8 @@ afterEach(() => rmSync(folder, { recursive: true, force: true }));
 describe('crash safety', () => {
   it(`keeps every acknowledged write through ${ROUNDS} SIGKILLs of a writer process`, async () => {
     const path = join(folder, 'crash.duckdb');
+    // Bytes of journal each killed writer left: frames acknowledged and not yet in the file.
+    const journals: number[] = [];
     const { seed, reports } = await runCrashRounds({
       rounds: ROUNDS,
       writer: (tag) => ({
@@ -28,6 +31,7 @@ describe('crash safety', () => {
         cwd: here,
       }),
       open: async () => {
+        journals.push(statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })?.size ?? 0);
         const store = createDuckDBStore({ path, postingsRunSize: RUN_SIZE });
         await store.init();
         return { engine: createEngine({ store }), close: () => store.close() };
@@ -35,6 +39,9 @@ describe('crash safety', () => {
     });
     // Every round was killed mid-workload, after acknowledging writes, and lost none of them.
     expect({ seed, findings: crashFindings(reports) }).toEqual({ seed, findings: [] });
+    // Kills that left frames pending, and reopening applied them: no journal is left.
+    expect(journals.filter((bytes) => bytes > 0).length).toBeGreaterThan(ROUNDS / 2);
+    expect(statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })).toBeUndefined();
     // Every live record kept its postings exactly once, whether fresh or sorted.
     const instance = await DuckDBInstance.create(path);
     const connection = await instance.connect();

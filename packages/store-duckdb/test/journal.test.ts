@@ -1,0 +1,212 @@
+import { execFile } from 'node:child_process';
+import { appendFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type AuditEvent, createEngine, type IdGenerator, type NewRecord } from '@mnemo/core';
+import { createHashEmbedder, createManualClock, memoryRecord } from '@mnemo/core/testing';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
+import { createDuckDBStore } from '../src/index.js';
+import { Journal } from '../src/journal.js';
+import { useTempFolder } from './temp-folder.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { file, cleanup } = useTempFolder('mnemo-duckdb-journal-');
+const AGENT = { agentId: 'agent-a', orgId: null, now: new Date('2030-01-01') };
+
+/** Bytes in the journal beside `path` (0 when there is none). */
+const journalBytes = (path: string) =>
+  statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })?.size ?? 0;
+
+function open(path: string, ids?: IdGenerator) {
+  const store = createDuckDBStore({ path });
+  cleanup.push(() => store.close());
+  const engine = createEngine({
+    store,
+    embedder: createHashEmbedder({ dimensions: 8 }),
+    clock: createManualClock('2026-01-02T00:00:00.000Z'),
+    ...(ids === undefined ? {} : { ids }),
+  });
+  return { store, engine };
+}
+
+/** Runs fixtures/journal-writer.mjs: it remembers `contents` and kills itself. */
+function rememberAndCrash(path: string, contents: string[]) {
+  return new Promise<{ id: string; deduplicated: boolean }[]>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(here, 'fixtures', 'journal-writer.mjs'), path, ...contents],
+      (error, stdout, stderr) => {
+        if (error?.signal !== 'SIGKILL') {
+          reject(new Error(`the writer did not kill itself: ${stderr || String(error)}`));
+          return;
+        }
+        resolve(
+          stdout
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line)),
+        );
+      },
+    );
+  });
+}
+
+describe('DuckDB journal', () => {
+  it('acknowledges remembers once journaled, and a store reopened after a crash applies them', async () => {
+    const path = file('crash.duckdb');
+    const results = await rememberAndCrash(path, [
+      'first fact',
+      'second fact',
+      'first fact',
+      'third fact',
+    ]);
+    expect(results.map((result) => [result.id, result.deduplicated])).toEqual([
+      ['id-000001', false],
+      ['id-000003', false],
+      ['id-000001', true],
+      ['id-000006', false],
+    ]);
+    // The first write of a file runs on it (it loads the file's keys); the next two
+    // were acknowledged from the journal alone.
+    expect(journalBytes(path)).toBeGreaterThan(0);
+    const { store, engine } = await open(path);
+    await engine.init();
+    expect(journalBytes(path)).toBe(0);
+    const listed = await store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => [record.id, record.content])).toEqual([
+      ['id-000001', 'first fact'],
+      ['id-000003', 'second fact'],
+      ['id-000006', 'third fact'],
+    ]);
+    const audit = await engine.verifyAudit();
+    expect([audit.ok, audit.events]).toEqual([true, 3]);
+    expect((await engine.verifyRecords()).ok).toBe(true);
+    await store.close();
+    expect(statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })).toBeUndefined();
+  });
+
+  it('drops a frame a crash cut off, applies the whole ones before it, and appends after them', async () => {
+    const path = file('torn.duckdb');
+    await rememberAndCrash(path, ['alpha', 'beta', 'gamma']);
+    const whole = journalBytes(path);
+    // A frame whose header promises 100 bytes, of which 10 reached the disk.
+    const torn = Buffer.alloc(22);
+    torn.writeUInt32LE(100, 0);
+    appendFileSync(`${path}${JOURNAL_SUFFIX}`, torn);
+    const first = open(path);
+    await first.engine.init();
+    await first.engine.as('agent-a').remember({ content: 'delta' });
+    await first.store.close();
+    const second = open(path);
+    await second.engine.init();
+    const listed = await second.store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => record.content).sort()).toEqual([
+      'alpha',
+      'beta',
+      'delta',
+      'gamma',
+    ]);
+    const audit = await second.engine.verifyAudit();
+    expect([whole > 0, audit.ok, audit.events]).toEqual([true, true, 4]);
+  });
+
+  describe('with the timer that applies pending frames stopped', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('deduplicates against a pending record, and a read applies the frames first', async () => {
+      const path = file('pending.duckdb');
+      const { engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'on the file' });
+      const pending = await a.remember({ content: 'in the journal' });
+      const bytes = journalBytes(path);
+      const again = await a.remember({ content: 'in the journal' });
+      expect([bytes > 0, journalBytes(path) === bytes]).toEqual([true, true]);
+      expect(again).toEqual({ ...pending, deduplicated: true });
+      expect((await a.get(pending.id)).content).toBe('in the journal');
+      expect(journalBytes(path)).toBe(0);
+    });
+
+    it('fails a record id already taken as the file does, whether the id is pending or on the file', async () => {
+      const path = file('ids.duckdb');
+      // Record and audit event ids, in the order remembers take them (a failed one takes no
+      // event id).
+      const issued = ['r-1', 'e-1', 'r-2', 'e-2', 'r-2', 'r-1', 'r-3', 'e-3'];
+      const ids: IdGenerator = () => issued.shift() as string;
+      const { store, engine } = open(path, ids);
+      await engine.init();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'one' });
+      await a.remember({ content: 'two' });
+      const pendingBytes = journalBytes(path);
+      await expect(a.remember({ content: 'three' })).rejects.toMatchObject({ code: 'INTERNAL' });
+      await expect(a.remember({ content: 'four' })).rejects.toMatchObject({ code: 'INTERNAL' });
+      await a.remember({ content: 'five' });
+      const listed = await store.list({ visibility: AGENT, filters: {} });
+      expect(listed.map(({ record }) => [record.id, record.content])).toEqual([
+        ['r-1', 'one'],
+        ['r-2', 'two'],
+        ['r-3', 'five'],
+      ]);
+      const audit = await engine.verifyAudit();
+      expect([pendingBytes > 0, audit.ok, audit.events]).toEqual([true, true, 3]);
+    });
+  });
+
+  it('reads back the frames it appended, exactly, and cuts a torn one off the file', () => {
+    const path = file('frames.mnemo-journal');
+    const record = memoryRecord({
+      id: 'r-9',
+      content: 'embedded',
+      embedding: new Float32Array([0.5, -1.25, 3e-8, 0]),
+      tags: ['t'],
+      metadata: { nested: { list: [1, 'two', null] } },
+      expiresAt: new Date('2031-02-03T04:05:06.789Z'),
+    });
+    const item: NewRecord = {
+      record,
+      dedupKey: 'k'.repeat(64),
+      isPlan: false,
+      terms: [{ term: 'embedded', tf: 1 }],
+      docLength: 1,
+      planTokens: null,
+    };
+    const event: AuditEvent = {
+      id: 'e-9',
+      chain: 'agent-a|',
+      seq: 7,
+      at: new Date('2026-01-02T00:00:00.001Z'),
+      principal: 'agent-a|',
+      op: 'remember',
+      recordIds: ['r-9'],
+      details: { scope: 'private' },
+      prevHash: '0'.repeat(64),
+      hash: 'f'.repeat(64),
+    };
+    const frames = [
+      { seq: 1, records: [item], events: [event] },
+      { seq: 2, records: [], events: [{ ...event, seq: 8 }] },
+    ];
+    const created = Journal.open(path);
+    expect(created.frames).toEqual([]);
+    for (const frame of frames) created.journal.append(frame);
+    created.journal.close(false);
+    const size = statSync(path).size;
+    appendFileSync(path, Buffer.from([5, 0, 0, 0, 1, 2, 3]));
+    const reopened = Journal.open(path);
+    expect(reopened.frames).toEqual(frames);
+    expect(reopened.frames[0]?.records[0]?.record.embedding).toBeInstanceOf(Float32Array);
+    expect(statSync(path).size).toBe(size);
+    reopened.journal.clear();
+    expect(statSync(path).size).toBe(0);
+    reopened.journal.close(true);
+    expect(statSync(path, { throwIfNoEntry: false })).toBeUndefined();
+  });
+});
