@@ -711,8 +711,8 @@ class DuckDBStore implements MemoryStore {
   /**
    * Writes the pending frames (up to seq `upTo`) into the file, up to
    * `MAX_APPLY_RECORDS` records per transaction, each with the seq of its
-   * last frame; empties the journal once none is left. A failure leaves the store unusable until it is
-   * reopened, which applies the journal again.
+   * last frame; empties the journal once none is left. A failure leaves the
+   * store unusable until it is reopened, which applies the journal again.
    */
   private async applyPending(writer: Session, upTo = Number.POSITIVE_INFINITY): Promise<void> {
     for (let first = this.pending.frames[0]; first !== undefined && first.seq <= upTo; ) {
