@@ -395,7 +395,15 @@ class DuckDBStore implements MemoryStore {
         accesses: new AccessLog(),
         accessChanges: [],
       });
-      await this.inTransaction(writer, () => applyFrames(tx, writer, chunk));
+      try {
+        await this.inTransaction(writer, () => applyFrames(tx, writer, chunk));
+      } catch (error) {
+        throw new MnemoError(
+          'STORE_UNAVAILABLE',
+          `DuckDB: applying the journal ${path} to ${this.options.path} failed (${(error as Error).message}); the file and the journal are left as they were`,
+          { cause: error },
+        );
+      }
       replay.applied(chunk);
     }
     this.journal.clear();

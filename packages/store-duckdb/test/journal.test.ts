@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, statSync } from 'node:fs';
+import { appendFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AuditEvent, createEngine, type IdGenerator, type NewRecord } from '@mnemo/core';
@@ -158,6 +158,44 @@ describe('DuckDB journal', () => {
       const audit = await engine.verifyAudit();
       expect([pendingBytes > 0, audit.ok, audit.events]).toEqual([true, true, 3]);
     });
+  });
+
+  it('refuses to open when a frame cannot be applied, and leaves the file and the journal as they were', async () => {
+    const path = file('forged.duckdb');
+    const first = open(path);
+    await first.engine.init();
+    const { id } = await first.engine.as('agent-a').remember({ content: 'on the file' });
+    await first.store.close();
+    // A frame no store would write: a record whose id the file already holds.
+    const { journal } = Journal.open(`${path}${JOURNAL_SUFFIX}`);
+    journal.append({
+      seq: 1,
+      records: [
+        {
+          record: memoryRecord({ id, agentId: 'agent-a', content: 'forged' }),
+          dedupKey: 'f'.repeat(64),
+          isPlan: false,
+          terms: [{ term: 'forged', tf: 1 }],
+          docLength: 1,
+          planTokens: null,
+        },
+      ],
+      events: [],
+    });
+    journal.close(false);
+    const bytes = journalBytes(path);
+    const second = open(path);
+    await expect(second.engine.init()).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: expect.stringContaining(`applying the journal ${path}${JOURNAL_SUFFIX}`),
+    });
+    expect(journalBytes(path)).toBe(bytes);
+    // Without the journal, the file opens with what it had.
+    rmSync(`${path}${JOURNAL_SUFFIX}`);
+    const third = open(path);
+    await third.engine.init();
+    const listed = await third.store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => [record.id, record.content])).toEqual([[id, 'on the file']]);
   });
 
   it('reads back the frames it appended, exactly, and cuts a torn one off the file', () => {
