@@ -26,8 +26,6 @@ export interface DeferredContext {
 
 export interface DeferredTransaction {
   readonly tx: StoreTx;
-  /** True once the transaction moved onto the file. */
-  readonly onFile: () => boolean;
   /** What the transaction wrote, in call order, while deferred. */
   readonly records: () => NewRecord[];
   readonly events: () => AuditEvent[];
@@ -110,5 +108,5 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
       own.add({ seq: 0, records: [], events: appended });
     },
   };
-  return { tx, onFile: () => file !== null, records, events };
+  return { tx, records, events };
 }
