@@ -979,7 +979,7 @@ class DuckDBStore implements MemoryStore {
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
   auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
   embeddingDimensions: MemoryStore['embeddingDimensions'] = async () => {
-    // A deferred write needs the size fixed already: nothing pending changes it.
+    // No pending frame fixes it: a transaction that fixes the size moves onto the file.
     if (this.dimensions !== null) return this.dimensions;
     const size = await this.read((s) => queries.embeddingDimensions(s));
     this.dimensions ??= size;

@@ -35,18 +35,12 @@ const HEADER = 12;
  * that later frames follow the last whole one.
  */
 export class Journal {
-  private fd: number;
-  // Bytes of whole frames in the file: where the next frame starts.
-  private size: number;
-
   private constructor(
     readonly path: string,
-    fd: number,
-    size: number,
-  ) {
-    this.fd = fd;
-    this.size = size;
-  }
+    private readonly fd: number,
+    // Bytes of whole frames in the file: where the next frame starts.
+    private size: number,
+  ) {}
 
   /** Opens (or creates) the journal at `path`; returns it with the whole frames it holds. */
   static open(path: string): { journal: Journal; frames: JournalFrame[] } {

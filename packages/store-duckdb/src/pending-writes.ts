@@ -18,7 +18,7 @@ interface PendingRecord {
 export class PendingWrites {
   readonly frames: JournalFrame[] = [];
   private readonly byKey = new Map<string, PendingRecord[]>();
-  private readonly ids = new Map<string, number>();
+  private readonly ids = new Set<string>();
   private readonly heads = new Map<string, { head: AuditHead; seq: number }>();
   /** Records in `frames`. */
   records = 0;
@@ -27,7 +27,7 @@ export class PendingWrites {
     this.frames.push(frame);
     this.records += frame.records.length;
     for (const { record, dedupKey } of frame.records) {
-      this.ids.set(record.id, frame.seq);
+      this.ids.add(record.id);
       if (record.deletedAt !== null) continue;
       const entry = {
         id: record.id,
