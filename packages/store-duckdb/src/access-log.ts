@@ -1,4 +1,7 @@
+import { BIGINT, VARCHAR } from '@duckdb/node-api';
 import type { MemoryRecord } from '@mnemo/core';
+import { appendRows } from './append.js';
+import type { JournaledTouch } from './journal.js';
 import type { Session } from './session.js';
 import { Params } from './sql.js';
 
@@ -28,15 +31,22 @@ interface Pending {
  * file is opened, the log is folded into the records and emptied, in one
  * transaction.
  *
- * This class holds the log's rows not folded yet, per record, and every
- * record the store returns gets them added (`apply`): this process is the
- * file's only writer, so it knows them all, and its reads need no join with
- * the log (which cost 4–5 ms a read). A read must not straddle a fold —
- * rows read before it plus pending accesses cleared after it would lose
- * them — so the store lets no read run during one (see DuckDBStore.read).
+ * This class holds the log's rows not folded yet, per record, and the
+ * accesses acknowledged through the journal that the log does not hold yet
+ * (a recall's, see "Journal" in the README), and every record the store
+ * returns gets both added (`apply`): this process is the file's only
+ * writer, so it knows them all, and its reads need no join with the log
+ * (which cost 4–5 ms a read) and no wait for the journal. A read must not
+ * straddle a fold — rows read before it plus pending accesses cleared after
+ * it would lose them — so the store lets no read run during one (see
+ * DuckDBStore.read).
  */
 export class AccessLog {
   private pending = new Map<string, Pending>();
+  // Accesses acknowledged through the journal and not logged in the file yet (see
+  // `journaled`): per record, and the touches they came in, in order. A fold leaves them.
+  private readonly journaledById = new Map<string, Pending>();
+  private readonly journaledTouches: { ids: readonly string[]; at: Date }[] = [];
   private touches = 0;
   /** Rows logged since the last fold (an upper bound: deletes are not subtracted). */
   rows = 0;
@@ -59,18 +69,43 @@ export class AccessLog {
     }
   }
 
-  /** Once the log is folded into the records. */
+  /** Takes in a touch acknowledged through the journal, before the file logs it. */
+  journaled(ids: readonly string[], at: Date): void {
+    this.journaledTouches.push({ ids, at });
+    for (const id of ids) add(this.journaledById, id, at);
+  }
+
+  /** The first `count` journaled touches are now logged in the file, committed. */
+  logged(count: number): void {
+    for (const { ids, at } of this.journaledTouches.splice(0, count)) {
+      this.rows += ids.length;
+      for (const id of ids) {
+        add(this.pending, id, at);
+        const journaled = this.journaledById.get(id);
+        if (journaled === undefined) continue;
+        // The touches left are later ones: the last time stays theirs.
+        journaled.count -= 1;
+        if (journaled.count === 0) this.journaledById.delete(id);
+      }
+    }
+  }
+
+  /** Once the log is folded into the records (the journaled accesses are not in it yet). */
   clear(): void {
     this.pending = new Map();
     this.rows = 0;
   }
 
   /**
-   * `record` with its accesses not folded yet, those of `staged` (a
-   * transaction's own, uncommitted) after the committed ones.
+   * `record` with its accesses not folded yet: the logged ones, then the
+   * journaled ones, then those of `staged` (a transaction's own, uncommitted).
    */
   apply(record: MemoryRecord, staged: readonly AccessChange[] = []): MemoryRecord {
     let pending = this.pending.get(record.id);
+    const journaled = this.journaledById.get(record.id);
+    if (journaled !== undefined) {
+      pending = { count: (pending?.count ?? 0) + journaled.count, last: journaled.last };
+    }
     for (const change of staged) {
       if (!change.ids.includes(record.id)) continue;
       if (change.kind === 'forget') pending = undefined;
@@ -93,7 +128,9 @@ export class AccessLog {
     items: readonly T[],
     staged: readonly AccessChange[] = [],
   ): T[] {
-    if (this.pending.size === 0 && staged.length === 0) return [...items];
+    if (this.pending.size === 0 && this.journaledById.size === 0 && staged.length === 0) {
+      return [...items];
+    }
     return items.map((item) => ({ ...item, record: this.apply(item.record, staged) }));
   }
 }
@@ -120,6 +157,18 @@ export async function logAccesses(
      SELECT unnest(${p.strings(ids)}), ${p.time(at)}, ${p.scalar(touch)}`,
     p,
   );
+}
+
+/** Logs the accesses of journaled `touches` (see `logAccesses`), through one appender. */
+export async function logTouches(s: Session, touches: readonly JournaledTouch[]): Promise<void> {
+  const rows = touches.flatMap(({ ids, at, touch }) =>
+    ids.map((id) => ({ id, at: BigInt(at.getTime()), touch: BigInt(touch) })),
+  );
+  await appendRows(s, 'mnemo_accesses', [
+    { type: VARCHAR, values: rows.map((row) => row.id) },
+    { type: BIGINT, values: rows.map((row) => row.at) },
+    { type: BIGINT, values: rows.map((row) => row.touch) },
+  ]);
 }
 
 /** Rows in the access log. */

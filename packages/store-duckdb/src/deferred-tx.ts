@@ -1,4 +1,5 @@
 import type { AuditEvent, AuditHead, NewRecord, StoreTx } from '@mnemo/core';
+import type { JournaledTouch, JournalFrame } from './journal.js';
 import { PendingWrites } from './pending-writes.js';
 import * as queries from './queries.js';
 import type { RecordKeys } from './record-keys.js';
@@ -17,17 +18,24 @@ export interface DeferredContext {
   readonly maxRecords: number;
   /** Runs a read on the file's committed state. */
   read<T>(fn: (s: Session) => Promise<T>): Promise<T>;
+  /** The number of the next touch (see AccessLog.nextTouch). */
+  nextTouch(): number;
   /**
    * Moves the transaction onto the file: a transaction there, after every
-   * pending frame, holding `records` and `events` already.
+   * pending frame, holding `records`, `accesses` and `events` already.
    */
-  onFile(records: readonly NewRecord[], events: readonly AuditEvent[]): Promise<StoreTx>;
+  onFile(
+    records: readonly NewRecord[],
+    accesses: readonly JournaledTouch[],
+    events: readonly AuditEvent[],
+  ): Promise<StoreTx>;
 }
 
 export interface DeferredTransaction {
   readonly tx: StoreTx;
   /** What the transaction wrote, in call order, while deferred. */
   readonly records: () => NewRecord[];
+  readonly accesses: () => JournaledTouch[];
   readonly events: () => AuditEvent[];
 }
 
@@ -35,9 +43,10 @@ export interface DeferredTransaction {
  * A transaction that reads the file's committed state plus the pending
  * frames plus its own writes, and records its writes instead of running
  * them, for the store to journal. It moves onto the file, with what it
- * wrote so far, at the first call that is not a remember's (forget, share,
- * touch and the reads they make), a write larger than `maxRecords`, or a
- * record id already taken (which the file then reports); what it read
+ * wrote so far, at the first call that is not a remember's or a recall's
+ * (forget, share, plan statistics and the reads they make), a write larger
+ * than `maxRecords`, or a record id already taken (which the file then
+ * reports); what it read
  * before still holds there, as the file then has every pending frame and
  * nothing else can write meanwhile. So applying a journaled frame cannot
  * fail on a check the database makes.
@@ -46,10 +55,12 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
   const { pending, recordKeys } = context;
   const own = new PendingWrites();
   const records = () => own.frames.flatMap((frame) => frame.records);
+  const accesses = () => own.frames.flatMap((frame) => frame.accesses);
   const events = () => own.frames.flatMap((frame) => frame.events);
+  const write = (frame: Omit<JournalFrame, 'seq'>) => own.add({ seq: 0, ...frame });
   let file: Promise<StoreTx> | null = null;
   const onFile = (): Promise<StoreTx> => {
-    file ??= context.onFile(records(), events());
+    file ??= context.onFile(records(), accesses(), events());
     return file;
   };
   const tx: StoreTx = {
@@ -61,7 +72,14 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
     lockPlanStats: async (planId) => (await onFile()).lockPlanStats(planId),
     putPlanStats: async (stats) => (await onFile()).putPlanStats(stats),
     putGrants: async (grants) => (await onFile()).putGrants(grants),
-    touch: async (ids, at) => (await onFile()).touch(ids, at),
+    touch: async (ids, at) => {
+      if (file !== null) return (await file).touch(ids, at);
+      write({
+        records: [],
+        accesses: [{ ids: [...new Set(ids)], at, touch: context.nextTouch() }],
+        events: [],
+      });
+    },
     embeddingDimensions: async () =>
       file === null ? context.dimensions : (await file).embeddingDimensions(),
     fixEmbeddingDimensions: async (size) =>
@@ -88,7 +106,7 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
           (known.length === 0 ||
             (await context.read((s) => queries.findIds(s, known))).length === 0);
         if (deferrable) {
-          own.add({ seq: 0, records: inserted, events: [] });
+          write({ records: inserted, accesses: [], events: [] });
           return;
         }
       }
@@ -105,8 +123,8 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
     },
     appendAudit: async (appended) => {
       if (file !== null) return (await file).appendAudit(appended);
-      own.add({ seq: 0, records: [], events: appended });
+      write({ records: [], accesses: [], events: appended });
     },
   };
-  return { tx, records, events };
+  return { tx, records, accesses, events };
 }

@@ -21,6 +21,7 @@ import {
   countLoggedAccesses,
   foldAccesses,
   logAccesses,
+  logTouches,
 } from './access-log.js';
 import { deferredTransaction } from './deferred-tx.js';
 import { mapDuckDBError, storeClosed } from './errors.js';
@@ -86,15 +87,16 @@ const MAX_DEFERRED_RECORDS = 256;
 const MAX_APPLY_RECORDS = 2_000;
 
 /**
- * A `remember` at a time waits this long, or for this many records, before
- * the frames pending are applied, so that one transaction applies many. A
- * read applies them first.
+ * A `remember` or a recall at a time waits this long, or for this many
+ * records or frames, before the frames pending are applied, so that one
+ * transaction applies many. A read applies them first (a read of records,
+ * those that insert records).
  */
 const APPLY_DELAY_MS = 100;
-const APPLY_BATCH_RECORDS = 256;
+const APPLY_BATCH = 256;
 
-/** Pending records past which a transaction waits for the journal to be applied first. */
-const MAX_PENDING_RECORDS = 8_000;
+/** Pending records, or frames, past which a transaction waits for the journal to be applied first. */
+const MAX_PENDING = 8_000;
 
 const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
@@ -351,11 +353,12 @@ class DuckDBStore implements MemoryStore {
     ) {
       this.fixedDimensions = dimensions;
     }
-    // Accesses logged by an earlier process (perhaps one that crashed) go into the records first.
+    if (this.file !== null) await this.openJournal(writer);
+    // Accesses logged by an earlier process (perhaps one that crashed), its journal's included,
+    // go into the records first.
     if ((await countLoggedAccesses(writer)) > 0) {
       await this.inTransaction(writer, () => foldAccesses(writer));
     }
-    if (this.file !== null) await this.openJournal(writer);
     await planQueries.loadPlanIndex(writer, this.plans);
     this.freshPostings = await countFreshPostings(writer);
     // A file written before the sorted table existed, or closed with a full run pending.
@@ -514,9 +517,15 @@ class DuckDBStore implements MemoryStore {
     return this.writer;
   }
 
-  /** `readCommitted` once every write acknowledged so far is in the file. */
-  private async read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
-    await this.caughtUp();
+  /**
+   * `readCommitted` once every record acknowledged so far (or, for
+   * `everything`, every write) is in the file (see `caughtUp`).
+   */
+  private async read<T>(
+    fn: (session: Session) => Promise<T>,
+    what: 'records' | 'everything' = 'records',
+  ): Promise<T> {
+    await this.caughtUp(what);
     return this.readCommitted(fn);
   }
 
@@ -593,16 +602,20 @@ class DuckDBStore implements MemoryStore {
 
   /**
    * Runs `fn` in a transaction, one at a time with every other. A write that
-   * only inserts records and appends audit events (a `remember`) is
-   * journaled and acknowledged once the journal is on disk, and reaches the
-   * file later, several in one DuckDB transaction (see "Journal" in the
-   * README); anything else runs on the file after every pending frame.
+   * only inserts records, logs accesses and appends audit events (a
+   * `remember`, a recall) is journaled and acknowledged once the journal is
+   * on disk, and reaches the file later, several in one DuckDB transaction
+   * (see "Journal" in the README); anything else runs on the file after
+   * every pending frame.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     const run = this.transactions.then(async () => {
       this.openWriter();
-      if (this.journal !== null && this.pending.records >= MAX_PENDING_RECORDS) {
-        await this.caughtUp();
+      if (
+        this.journal !== null &&
+        (this.pending.records >= MAX_PENDING || this.pending.frames.length >= MAX_PENDING)
+      ) {
+        await this.caughtUp('everything');
       }
       const journal = this.journal;
       const recordKeys = this.recordKeys;
@@ -643,7 +656,8 @@ class DuckDBStore implements MemoryStore {
       committedHeads: this.heads,
       maxRecords: MAX_DEFERRED_RECORDS,
       read: (read) => this.readCommitted(read),
-      onFile: (records, events) => {
+      nextTouch: () => this.accesses.nextTouch(),
+      onFile: (records, accesses, events) => {
         let settle: (failure: { error: unknown } | null) => void = () => {};
         const settled = new Promise<void>((resolve, reject) => {
           settle = (failure) => (failure === null ? resolve() : reject(failure.error));
@@ -655,6 +669,7 @@ class DuckDBStore implements MemoryStore {
         });
         const committed = this.onFile(async (fileTx) => {
           if (records.length > 0) await fileTx.insertRecords(records);
+          for (const { ids, at } of accesses) await fileTx.touch(ids, at);
           if (events.length > 0) await fileTx.appendAudit(events);
           ready(fileTx);
           await settled;
@@ -679,13 +694,18 @@ class DuckDBStore implements MemoryStore {
     if ('error' in outcome) throw outcome.error;
     if (moved.to !== null) return outcome.result;
     const records = deferred.records();
+    const accesses = deferred.accesses();
     const events = deferred.events();
-    if (records.length > 0 || events.length > 0) {
-      const frame = { seq: this.nextSeq, records, events };
+    if (records.length > 0 || accesses.length > 0 || events.length > 0) {
+      const frame = { seq: this.nextSeq, records, accesses, events };
       journal.append(frame);
       this.nextSeq += 1;
       this.pending.add(frame);
       recordKeys.addRecords(records);
+      for (const { ids, at } of accesses) {
+        this.accesses.journaled(ids, at);
+        this.plans.touch(ids, at);
+      }
       this.scheduleApply();
     }
     return outcome.result;
@@ -693,13 +713,13 @@ class DuckDBStore implements MemoryStore {
 
   /**
    * Queues the application of the pending frames behind what is queued: at
-   * once when `now` or once `APPLY_BATCH_RECORDS` are pending, else after
-   * `APPLY_DELAY_MS`, so that writes one at a time share the transactions
-   * that apply them.
+   * once when `now` or once `APPLY_BATCH` records or frames are pending, else
+   * after `APPLY_DELAY_MS`, so that writes one at a time share the
+   * transactions that apply them.
    */
   private scheduleApply(now = false): void {
     if (this.applyQueued) return;
-    if (!now && this.pending.records < APPLY_BATCH_RECORDS) {
+    if (!now && this.pending.records < APPLY_BATCH && this.pending.frames.length < APPLY_BATCH) {
       // Unref'd: a process may exit with frames pending; its next open applies them.
       this.applyTimer ??= setTimeout(() => this.scheduleApply(true), APPLY_DELAY_MS).unref();
       return;
@@ -736,7 +756,10 @@ class DuckDBStore implements MemoryStore {
         for (const waiter of this.waiters.splice(0)) waiter.reject(this.broken);
         throw this.broken;
       }
+      // Both at once: a read adds the accesses of the journal and of the log, once each.
+      this.accesses.logged(frames.reduce((touches, frame) => touches + frame.accesses.length, 0));
       this.pending.applied(frames);
+      this.scheduleFold(writer);
       const applied = frames.at(-1)?.seq ?? 0;
       const waiting = this.waiters.splice(0);
       for (const waiter of waiting) {
@@ -748,10 +771,15 @@ class DuckDBStore implements MemoryStore {
     if (this.pending.frames.length === 0) this.journal?.clear();
   }
 
-  /** Resolves once every frame journaled so far is in the file. */
-  private caughtUp(): Promise<void> {
+  /**
+   * Resolves once every frame journaled so far that inserts records (or,
+   * for `everything`, every frame) is in the file. The accesses of the
+   * others are added to every record read from memory (see AccessLog);
+   * only a read of the audit log needs their events in the file.
+   */
+  private caughtUp(what: 'records' | 'everything' = 'records'): Promise<void> {
     if (this.broken !== null) return Promise.reject(this.broken);
-    const seq = this.pending.lastSeq();
+    const seq = what === 'records' ? this.pending.lastRecordsSeq() : this.pending.lastSeq();
     if (seq === null) return Promise.resolve();
     this.scheduleApply(true);
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
@@ -976,8 +1004,10 @@ class DuckDBStore implements MemoryStore {
       this.openWriter();
       return this.plans.candidates(query);
     });
-  readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));
-  auditHeads: MemoryStore['auditHeads'] = () => this.read((s) => queries.auditHeads(s));
+  readAudit: MemoryStore['readAudit'] = (page) =>
+    this.read((s) => queries.readAudit(s, page), 'everything');
+  auditHeads: MemoryStore['auditHeads'] = () =>
+    this.read((s) => queries.auditHeads(s), 'everything');
   embeddingDimensions: MemoryStore['embeddingDimensions'] = async () => {
     // No pending frame fixes it: a transaction that fixes the size moves onto the file.
     if (this.dimensions !== null) return this.dimensions;
@@ -1000,6 +1030,9 @@ async function applyFrames(
   frames: readonly JournalFrame[],
 ): Promise<void> {
   await tx.insertRecords(frames.flatMap((frame) => frame.records));
+  // Logged directly: the store took the accesses in when it journaled them.
+  const touches = frames.flatMap((frame) => frame.accesses);
+  if (touches.length > 0) await logTouches(writer, touches);
   await tx.appendAudit(frames.flatMap((frame) => frame.events));
   const last = frames.at(-1);
   if (last !== undefined) await queries.setJournalApplied(writer, last.seq);

@@ -14,14 +14,22 @@ import { dirname } from 'node:path';
 import { type AuditEvent, MnemoError, type NewRecord } from '@mnemo/core';
 
 /**
- * Writes acknowledged ahead of DuckDB: the records and audit events of one
- * transaction, applied to the file later, several frames in one DuckDB
- * transaction. `seq` grows by one per frame, across restarts.
+ * Writes acknowledged ahead of DuckDB: the records, accesses and audit events
+ * of one transaction, applied to the file later, several frames in one
+ * DuckDB transaction. `seq` grows by one per frame, across restarts.
  */
 export interface JournalFrame {
   readonly seq: number;
   readonly records: readonly NewRecord[];
+  readonly accesses: readonly JournaledTouch[];
   readonly events: readonly AuditEvent[];
+}
+
+/** A recall's accesses: one to each of `ids` (distinct) at `at`, as touch number `touch` (see AccessLog). */
+export interface JournaledTouch {
+  readonly ids: readonly string[];
+  readonly at: Date;
+  readonly touch: number;
 }
 
 // A frame on disk: payload length (u32), the first 8 bytes of its SHA-256, the JSON payload.
@@ -154,6 +162,7 @@ function encodeFrame(frame: JournalFrame): string {
         lastAccessedAt: time(item.record.lastAccessedAt),
       },
     })),
+    accesses: frame.accesses.map((access) => ({ ...access, at: time(access.at) })),
     events: frame.events.map((event) => ({ ...event, at: time(event.at) })),
   });
 }
@@ -184,6 +193,11 @@ function decodeFrame(text: string): JournalFrame {
         },
       };
     }),
+    // A journal written before accesses were journaled has none.
+    accesses: (raw.accesses ?? []).map((access: JournaledTouch & { at: number }) => ({
+      ...access,
+      at: new Date(access.at),
+    })),
     events: raw.events.map((event: AuditEvent & { at: number }) => ({
       ...event,
       at: new Date(event.at),

@@ -20,12 +20,15 @@ export class PendingWrites {
   private readonly byKey = new Map<string, PendingRecord[]>();
   private readonly ids = new Set<string>();
   private readonly heads = new Map<string, { head: AuditHead; seq: number }>();
+  // Seq of the last frame with records, while it is pending.
+  private recordsUpTo: number | null = null;
   /** Records in `frames`. */
   records = 0;
 
   add(frame: JournalFrame): void {
     this.frames.push(frame);
     this.records += frame.records.length;
+    if (frame.records.length > 0) this.recordsUpTo = frame.seq;
     for (const { record, dedupKey } of frame.records) {
       this.ids.add(record.id);
       if (record.deletedAt !== null) continue;
@@ -75,11 +78,17 @@ export class PendingWrites {
       }
     }
     for (const [chain, { seq }] of this.heads) if (seq <= last) this.heads.delete(chain);
+    if (this.recordsUpTo !== null && this.recordsUpTo <= last) this.recordsUpTo = null;
   }
 
   /** Seq of the last frame, or null when none is pending. */
   lastSeq(): number | null {
     return this.frames.at(-1)?.seq ?? null;
+  }
+
+  /** Seq of the last frame that inserts records, or null when none such is pending. */
+  lastRecordsSeq(): number | null {
+    return this.recordsUpTo;
   }
 
   hasId(id: string): boolean {

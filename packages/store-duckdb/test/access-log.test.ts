@@ -104,6 +104,8 @@ describe('DuckDB access counts, logged and folded', () => {
     // (That reads stay exact meanwhile, the fold's included, is in the conformance suite.)
     for (let i = 0; i < touches; i += 1) {
       await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2, 0, 0, i))));
+      // A read of the audit log applies the journaled touch to the file (see "Journal").
+      await store.auditHeads();
     }
     await engine.close();
     // Folded once, after the touch that brought the log to ACCESS_FOLD_ROWS rows.
@@ -111,6 +113,34 @@ describe('DuckDB access counts, logged and folded', () => {
     const folds = await onFile(path);
     expect(folds.logged).toBe((touches - folded) * 50);
     expect(new Set(folds.records.map(([, c]) => c))).toEqual(new Set([folded]));
+  });
+
+  it('counts exactly when the log is folded while later touches are still in the journal', async () => {
+    const path = file('fold-journal.duckdb');
+    const { store, engine } = open(path);
+    await engine.init();
+    const a = engine.as('agent-a');
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
+    const touches = Math.ceil(ACCESS_FOLD_ROWS / 50) * 2;
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 2, 0, 0, i));
+    for (let i = 0; i < touches; i += 1) {
+      const touched = store.transaction((tx) => tx.touch(ids, at(i)));
+      // Every tenth touch, a read of the audit log applies the frames journaled so far, which
+      // queues a fold once the log is full; the touches after it are journaled meanwhile.
+      if (i % 10 === 9) await Promise.all([touched, store.auditHeads()]);
+      else await touched;
+    }
+    const expected = ids.map((id) => [id, touches, at(touches - 1).toISOString()]);
+    expect(await counts(store, ids, at(touches))).toEqual(expected);
+    await engine.close();
+    const folded = await onFile(path);
+    const [count] = new Set(folded.records.map(([, c]) => c));
+    expect([new Set(folded.records.map(([, c]) => c)).size, count !== 0]).toEqual([1, true]);
+    expect(folded.logged).toBe((touches - (count ?? 0)) * 50);
+    const reopened = open(path);
+    await reopened.engine.init();
+    expect(await counts(reopened.store, ids, at(touches))).toEqual(expected);
   });
 
   it('keeps the time of the last access, also when the clock went back', async () => {

@@ -7,7 +7,7 @@ import { createHashEmbedder, createManualClock, memoryRecord } from '@mnemo/core
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
 import { createDuckDBStore } from '../src/index.js';
-import { Journal } from '../src/journal.js';
+import { Journal, type JournalFrame } from '../src/journal.js';
 import { useTempFolder } from './temp-folder.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -31,8 +31,11 @@ function open(path: string, ids?: IdGenerator) {
 }
 
 /** Runs fixtures/journal-writer.mjs: it remembers `contents` and kills itself. */
-function rememberAndCrash(path: string, contents: string[]) {
-  return new Promise<{ id: string; deduplicated: boolean }[]>((resolve, reject) => {
+function rememberAndCrash<T = { id: string; deduplicated: boolean }>(
+  path: string,
+  contents: string[],
+) {
+  return new Promise<T[]>((resolve, reject) => {
     execFile(
       process.execPath,
       [join(here, 'fixtures', 'journal-writer.mjs'), path, ...contents],
@@ -86,6 +89,34 @@ describe('DuckDB journal', () => {
     expect(statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })).toBeUndefined();
   });
 
+  it("acknowledges a recall's accesses and audit event once journaled, and a reopened store has them", async () => {
+    const path = file('recall-crash.duckdb');
+    const lines = await rememberAndCrash<{ id?: string; ids?: string[]; journaled?: boolean }>(
+      path,
+      ['apples and pears', 'apples and plums', 'cherries', 'recall:apples'],
+    );
+    expect(lines.at(-1)).toEqual({ ids: ['id-000001', 'id-000003'], journaled: true });
+    const { store, engine } = open(path);
+    await engine.init();
+    const found = await store.get(AGENT, ['id-000001', 'id-000003', 'id-000005']);
+    expect(
+      found.map(({ record }) => [record.id, record.accessCount, record.lastAccessedAt]),
+    ).toEqual([
+      ['id-000001', 1, new Date('2026-01-01T00:00:00.000Z')],
+      ['id-000003', 1, new Date('2026-01-01T00:00:00.000Z')],
+      ['id-000005', 0, null],
+    ]);
+    const audit = await engine.verifyAudit();
+    expect([audit.ok, audit.events]).toEqual([true, 4]);
+    const events = await store.readAudit({ limit: 10 });
+    expect(events.map((event) => [event.op, event.recordIds])).toEqual([
+      ['remember', ['id-000001']],
+      ['remember', ['id-000003']],
+      ['remember', ['id-000005']],
+      ['recall', ['id-000001', 'id-000003']],
+    ]);
+  });
+
   it('drops a frame a crash cut off, applies the whole ones before it, and appends after them', async () => {
     const path = file('torn.duckdb');
     await rememberAndCrash(path, ['alpha', 'beta', 'gamma']);
@@ -134,6 +165,33 @@ describe('DuckDB journal', () => {
       expect(journalBytes(path)).toBe(0);
     });
 
+    it("journals a recall's accesses and audit event; reads count the accesses without applying the frame", async () => {
+      const path = file('recall.duckdb');
+      const { engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      // The first write of a file runs on it.
+      const { id } = await a.remember({ content: 'apples and pears' });
+      expect(journalBytes(path)).toBe(0);
+      const first = await a.recall({ query: 'apples', strategy: 'lexical' });
+      expect(first.hits.map((hit) => [hit.record.id, hit.record.accessCount])).toEqual([[id, 0]]);
+      const bytes = journalBytes(path);
+      const read = await a.get(id);
+      expect([bytes > 0, journalBytes(path) === bytes]).toEqual([true, true]);
+      expect([read.accessCount, read.lastAccessedAt]).toEqual([
+        1,
+        new Date('2026-01-02T00:00:00.000Z'),
+      ]);
+      const second = await a.recall({ query: 'apples', strategy: 'lexical' });
+      expect(second.hits.map((hit) => hit.record.accessCount)).toEqual([1]);
+      expect(journalBytes(path)).toBeGreaterThan(bytes);
+      expect((await a.get(id)).accessCount).toBe(2);
+      // A read of the audit log applies the frames first.
+      const audit = await engine.verifyAudit();
+      expect([audit.ok, audit.events, journalBytes(path)]).toEqual([true, 3, 0]);
+      expect((await a.get(id)).accessCount).toBe(2);
+    });
+
     it('fails a record id already taken as the file does, whether the id is pending or on the file', async () => {
       const path = file('ids.duckdb');
       // Record and audit event ids, in the order remembers take them (a failed one takes no
@@ -180,6 +238,7 @@ describe('DuckDB journal', () => {
           planTokens: null,
         },
       ],
+      accesses: [],
       events: [],
     });
     journal.close(false);
@@ -228,9 +287,14 @@ describe('DuckDB journal', () => {
       prevHash: '0'.repeat(64),
       hash: 'f'.repeat(64),
     };
-    const frames = [
-      { seq: 1, records: [item], events: [event] },
-      { seq: 2, records: [], events: [{ ...event, seq: 8 }] },
+    const frames: JournalFrame[] = [
+      { seq: 1, records: [item], accesses: [], events: [event] },
+      {
+        seq: 2,
+        records: [],
+        accesses: [{ ids: ['r-9', 'r-1'], at: new Date('2026-01-02T00:00:01.002Z'), touch: 3 }],
+        events: [{ ...event, seq: 8, op: 'recall', recordIds: ['r-9', 'r-1'] }],
+      },
     ];
     const created = Journal.open(path);
     expect(created.frames).toEqual([]);
