@@ -8,8 +8,11 @@ import type { Session } from './session.js';
 export interface DeferredContext {
   /** The store's embedding size, or null while none is fixed (then fixing it moves onto the file). */
   readonly dimensions: number | null;
-  /** The dedup keys and ids of the file's records and the pending frames'. */
-  readonly recordKeys: RecordKeys;
+  /**
+   * The dedup keys and ids of the file's records and the pending frames', or
+   * null before the store has read them (then a remember moves onto the file).
+   */
+  readonly recordKeys: RecordKeys | null;
   /** What the journal holds and the file not yet. */
   readonly pending: PendingWrites;
   /** Chain heads as committed to the file. */
@@ -44,12 +47,12 @@ export interface DeferredTransaction {
  * frames plus its own writes, and records its writes instead of running
  * them, for the store to journal. It moves onto the file, with what it
  * wrote so far, at the first call that is not a remember's or a recall's
- * (forget, share, plan statistics and the reads they make), a write larger
- * than `maxRecords`, or a record id already taken (which the file then
- * reports); what it read
- * before still holds there, as the file then has every pending frame and
- * nothing else can write meanwhile. So applying a journaled frame cannot
- * fail on a check the database makes.
+ * (forget, share, plan statistics and the reads they make), a remember's
+ * before the store knows its records' keys, a write larger than
+ * `maxRecords`, or a record id already taken (which the file then
+ * reports); what it read before still holds there, as the file then has
+ * every pending frame and nothing else can write meanwhile. So applying a
+ * journaled frame cannot fail on a check the database makes.
  */
 export function deferredTransaction(context: DeferredContext): DeferredTransaction {
   const { pending, recordKeys } = context;
@@ -87,7 +90,8 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
         ? context.dimensions
         : (await onFile()).fixEmbeddingDimensions(size),
     findLiveDuplicates: async (keys, now) => {
-      if (file !== null) return (await file).findLiveDuplicates(keys, now);
+      if (file !== null || recordKeys === null)
+        return (await onFile()).findLiveDuplicates(keys, now);
       const candidates = keys.filter((key) => recordKeys.mayHaveDedupKey(key));
       const found =
         candidates.length === 0
@@ -96,7 +100,7 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
       return own.addLiveDuplicates(pending.addLiveDuplicates(found, candidates, now), keys, now);
     },
     insertRecords: async (inserted) => {
-      if (file === null && inserted.length > 0) {
+      if (file === null && recordKeys !== null && inserted.length > 0) {
         const ids = inserted.map(({ record }) => record.id);
         const known = ids.filter((id) => recordKeys.mayHaveId(id));
         const deferrable =

@@ -618,11 +618,9 @@ class DuckDBStore implements MemoryStore {
         await this.caughtUp('everything');
       }
       const journal = this.journal;
-      const recordKeys = this.recordKeys;
-      // The first write of a file reads its records' keys there.
-      return journal === null || recordKeys === null
-        ? this.onFile(fn)
-        : this.deferred(fn, journal, recordKeys);
+      // Until the first remember of a file has read its records' keys there, a remember runs on
+      // the file (see deferredTransaction).
+      return journal === null ? this.onFile(fn) : this.deferred(fn, journal, this.recordKeys);
     });
     this.transactions = run.catch(() => undefined);
     return run;
@@ -643,7 +641,7 @@ class DuckDBStore implements MemoryStore {
   private async deferred<T>(
     fn: (tx: StoreTx) => Promise<T>,
     journal: Journal,
-    recordKeys: RecordKeys,
+    recordKeys: RecordKeys | null,
   ): Promise<T> {
     // Once the transaction moves onto the file, its commit there waits for `fn` to settle.
     const moved: {
@@ -701,7 +699,8 @@ class DuckDBStore implements MemoryStore {
       journal.append(frame);
       this.nextSeq += 1;
       this.pending.add(frame);
-      recordKeys.addRecords(records);
+      // Records are journaled only once the keys are known (see deferredTransaction).
+      recordKeys?.addRecords(records);
       for (const { ids, at } of accesses) {
         this.accesses.journaled(ids, at);
         this.plans.touch(ids, at);

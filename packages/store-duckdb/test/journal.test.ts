@@ -190,6 +190,13 @@ describe('DuckDB journal', () => {
       const audit = await engine.verifyAudit();
       expect([audit.ok, audit.events, journalBytes(path)]).toEqual([true, 3, 0]);
       expect((await a.get(id)).accessCount).toBe(2);
+      // A recall before any write of a reopened store, which has not read its records' keys.
+      await engine.close();
+      const reopened = open(path);
+      await reopened.engine.init();
+      await reopened.engine.as('agent-a').recall({ query: 'apples', strategy: 'lexical' });
+      expect(journalBytes(path)).toBeGreaterThan(0);
+      expect((await reopened.engine.as('agent-a').get(id)).accessCount).toBe(3);
     });
 
     it('fails a record id already taken as the file does, whether the id is pending or on the file', async () => {
