@@ -199,6 +199,28 @@ describe('DuckDB journal', () => {
       expect((await reopened.engine.as('agent-a').get(id)).accessCount).toBe(3);
     });
 
+    it('journals no touch of a transaction that fails, and moves one that reads after touching onto the file with its touch', async () => {
+      const path = file('touch-moved.duckdb');
+      const { store, engine } = open(path);
+      await engine.init();
+      const { id } = await engine.as('agent-a').remember({ content: 'apples' });
+      const at = new Date('2026-01-03T00:00:00.000Z');
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.touch([id], at);
+          throw new Error('changed its mind');
+        }),
+      ).rejects.toThrow('changed its mind');
+      const seen = await store.transaction(async (tx) => {
+        await tx.touch([id, id], at);
+        const [read] = await tx.get(AGENT, [id]);
+        return [read?.record.accessCount, read?.record.lastAccessedAt];
+      });
+      expect([seen, journalBytes(path)]).toEqual([[1, at], 0]);
+      const [after] = await store.get(AGENT, [id]);
+      expect([after?.record.accessCount, after?.record.lastAccessedAt]).toEqual([1, at]);
+    });
+
     it('fails a record id already taken as the file does, whether the id is pending or on the file', async () => {
       const path = file('ids.duckdb');
       // Record and audit event ids, in the order remembers take them (a failed one takes no
