@@ -1,4 +1,5 @@
 import {
+  type AuditHead,
   type MemoryStore,
   MnemoError,
   type ScoredRecord,
@@ -156,6 +157,8 @@ class PostgresStore implements MemoryStore {
    */
   private accessesLogged = 0;
   private folding: Promise<void> | null = null;
+  /** The audit chain heads this process last committed (see `ChainHeads`). */
+  private readonly chainHeads = new ChainHeads();
 
   constructor(
     private readonly options: PostgresStoreOptions,
@@ -354,17 +357,26 @@ class PostgresStore implements MemoryStore {
 
   private async inTransaction<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
+      const stale = new Set<string>();
       try {
-        return await this.attempt(pool, fn);
+        return await this.attempt(pool, fn, stale);
       } catch (error) {
-        // A deadlock or serialization failure rolled everything back: run the transaction again.
+        // A deadlock or serialization failure rolled everything back, or a chain head this
+        // process expected was stale (another process advanced the chain): run it again.
         const sqlstate = MnemoError.isInstance(error) ? error.details.sqlstate : undefined;
-        if (attempt >= MAX_ATTEMPTS || (sqlstate !== '40P01' && sqlstate !== '40001')) throw error;
+        const staleHead = sqlstate === queries.STALE_HEAD_SQLSTATE && stale.size > 0;
+        for (const chain of stale) this.chainHeads.stale(chain);
+        if (attempt >= MAX_ATTEMPTS || (sqlstate !== '40P01' && sqlstate !== '40001' && !staleHead))
+          throw error;
       }
     }
   }
 
-  private attempt<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  private attempt<T>(
+    pool: PostgresPool,
+    fn: (tx: StoreTx) => Promise<T>,
+    stale: Set<string>,
+  ): Promise<T> {
     return this.withClient(pool, async (s) => {
       // BEGIN's reply is not awaited here: on the store's own pool (pipeline mode) a write's
       // dedup lock and lookup, reads that change nothing, go out right behind it, which saves a
@@ -374,7 +386,13 @@ class PostgresStore implements MemoryStore {
       begun.catch(() => undefined);
       const seen = { dimensions: this.dimensions, accesses: 0 };
       const unanswered: Promise<unknown>[] = [];
-      const calls = serialTx(transactionOn(s, this.pgvector, seen, begun, unanswered));
+      const heads = {
+        known: this.chainHeads,
+        checked: new Set<string>(),
+        stale,
+        advanced: new Map<string, AuditHead>(),
+      };
+      const calls = serialTx(transactionOn(s, this.pgvector, seen, heads, begun, unanswered));
       try {
         let result: T;
         try {
@@ -393,6 +411,8 @@ class PostgresStore implements MemoryStore {
         await committed;
         this.dimensions = seen.dimensions;
         this.accessesLogged += seen.accesses;
+        for (const head of heads.advanced.values())
+          this.chainHeads.committed(head, heads.checked.has(head.chain));
         this.foldAccessesWhenDue(pool);
         return result;
       } catch (error) {
@@ -567,8 +587,58 @@ async function firstFailure(unanswered: readonly Promise<unknown>[], error: unkn
 }
 
 /**
+ * The audit chain heads this process last committed, to append after
+ * without reading the head first: the transaction locks the head's row and
+ * checks it is the one expected in a statement it does not wait for
+ * (`lockExpectedAuditHead`). A chain another process writes to makes that
+ * check fail now and then, and the transaction runs again reading the head.
+ * Failures in a row make the chain's next transactions read the head first
+ * (1, then 3, 7, … up to 63 of them, the run again included); each check that
+ * holds halves that.
+ */
+class ChainHeads {
+  private readonly heads = new Map<string, AuditHead>();
+  private readonly backoff = new Map<string, { left: number; next: number }>();
+
+  /** The head to expect for `chain`, if this process knows it and the chain is not backing off. */
+  expected(chain: string): AuditHead | undefined {
+    const backoff = this.backoff.get(chain);
+    if (backoff !== undefined && backoff.left > 0) {
+      backoff.left -= 1;
+      return undefined;
+    }
+    return this.heads.get(chain);
+  }
+
+  /** A transaction committed `head`; `checked`: it had expected the head before. */
+  committed(head: AuditHead, checked: boolean): void {
+    // Bounded: a process serving very many principals keeps the most recent ones.
+    if (this.heads.size >= MAX_KNOWN_HEADS && !this.heads.has(head.chain)) this.heads.clear();
+    this.heads.set(head.chain, head);
+    const backoff = this.backoff.get(head.chain);
+    if (checked && backoff !== undefined) {
+      backoff.next >>= 1;
+      if (backoff.next === 0) this.backoff.delete(head.chain);
+    }
+  }
+
+  /** The head expected for `chain` was not its head. */
+  stale(chain: string): void {
+    this.heads.delete(chain);
+    const next = Math.min(2 * (this.backoff.get(chain)?.next ?? 0) + 1, 63);
+    this.backoff.set(chain, { left: next, next });
+  }
+}
+
+/** Chain heads `ChainHeads` keeps at most. */
+const MAX_KNOWN_HEADS = 10_000;
+
+/**
  * `seen`: the embedding size this transaction saw, and the accesses it
  * logged; the store takes both in once the transaction commits.
+ * `heads`: the heads this process knows, the chains whose head this
+ * transaction expected, those of them whose expected head turned out stale,
+ * and the heads it advanced (known once it commits).
  * `unanswered`: the replies of the statements sent without waiting for them,
  * which the transaction awaits before it reports a commit.
  */
@@ -576,6 +646,12 @@ function transactionOn(
   s: Session,
   pgvector: boolean,
   seen: { dimensions: number | null; accesses: number },
+  heads: {
+    known: ChainHeads;
+    checked: Set<string>;
+    stale: Set<string>;
+    advanced: Map<string, AuditHead>;
+  },
   begun: Promise<void>,
   unanswered: Promise<unknown>[],
 ): StoreTx {
@@ -628,7 +704,26 @@ function transactionOn(
     },
     lockPlanStats: (planId) => planQueries.lockPlanStats(tx, planId),
     putPlanStats: (stats) => planQueries.putPlanStats(tx, stats),
-    auditHead: (chain) => queries.lockAuditHead(tx, chain),
-    appendAudit: (events) => unawaited(queries.appendAudit(tx, events)),
+    auditHead: async (chain) => {
+      const expected = heads.advanced.get(chain) ?? heads.known.expected(chain);
+      if (expected === undefined) return queries.lockAuditHead(tx, chain);
+      if (heads.advanced.has(chain)) return expected;
+      heads.checked.add(chain);
+      await unawaited(
+        queries.lockExpectedAuditHead(tx, expected).catch((error: unknown) => {
+          if (
+            MnemoError.isInstance(error) &&
+            error.details.sqlstate === queries.STALE_HEAD_SQLSTATE
+          )
+            heads.stale.add(chain);
+          throw error;
+        }),
+      );
+      return expected;
+    },
+    appendAudit: (events) => {
+      for (const { chain, seq, hash } of events) heads.advanced.set(chain, { chain, seq, hash });
+      return unawaited(queries.appendAudit(tx, events));
+    },
   };
 }

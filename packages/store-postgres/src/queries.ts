@@ -723,6 +723,30 @@ export async function lockAuditHead(s: Session, chain: string): Promise<AuditHea
   return { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
 }
 
+/**
+ * `lockAuditHead` for a writer that expects the chain's head to be `head`
+ * (the one its process last committed): it locks the same row, then fails
+ * with division_by_zero (SQLSTATE 22012, `STALE_HEAD_SQLSTATE`) when the head
+ * is another, which rolls the transaction back. It is sent without waiting
+ * for its reply, so a write whose head is as expected saves a round trip.
+ */
+export async function lockExpectedAuditHead(s: Session, head: AuditHead): Promise<void> {
+  const p = new Params();
+  await s.allPrepared(
+    `WITH locked AS (
+       INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(head.chain, '::text')}, 0, '')
+       ON CONFLICT (chain) DO UPDATE SET chain = h.chain
+       RETURNING h.seq, h.hash)
+     SELECT CASE WHEN seq = ${p.add(head.seq, '::bigint')} AND hash = ${p.add(head.hash, '::text')} THEN 0
+                 ELSE 1 / (seq - seq) END AS expected
+     FROM locked`,
+    p,
+  );
+}
+
+/** What `lockExpectedAuditHead` fails with when the head is not the one expected. */
+export const STALE_HEAD_SQLSTATE = '22012';
+
 export async function appendAudit(s: Session, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
   const p = new Params();

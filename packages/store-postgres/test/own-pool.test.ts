@@ -30,7 +30,7 @@ describePostgres('the pool a store creates from a connection string', () => {
     ]);
   });
 
-  it("sends a write's dedup lock and lookup right behind BEGIN, and the records, accesses and audit events without waiting for their replies", async () => {
+  it("sends a write's dedup lock and lookup right behind BEGIN, and the records, accesses, expected chain head and audit events without waiting for their replies", async () => {
     const inner = ownPool({ connectionString: PG_URL as string });
     cleanup.push(() => inner.end());
     // Each statement a transaction's client sends, with the statements still unanswered then.
@@ -66,14 +66,27 @@ describePostgres('the pool a store creates from a connection string', () => {
       ['WITH appended AS', []],
       ['COMMIT', ['WITH appended AS']],
     ]);
+    // The chain's head is now known: it is locked and checked without waiting for the reply.
     sent.length = 0;
     await engine.as('agent-a').recall({ query: 'note', strategy: 'lexical' });
+    const accesses = 'INSERT INTO mnemo_accesses';
     expect(sent.map(({ statement, unanswered }) => [statement, unanswered])).toEqual([
       ['BEGIN', []],
-      ['INSERT INTO mnemo_accesses', []],
-      ['INSERT INTO mnemo_audit_heads', ['INSERT INTO mnemo_accesses']],
-      ['WITH appended AS', []],
-      ['COMMIT', ['WITH appended AS']],
+      [accesses, []],
+      ['WITH locked AS', [accesses]],
+      ['WITH appended AS', [accesses, 'WITH locked AS']],
+      ['COMMIT', [accesses, 'WITH locked AS', 'WITH appended AS']],
+    ]);
+    sent.length = 0;
+    await engine.as('agent-a').remember({ content: 'another note' });
+    expect(sent.map(({ statement, unanswered }) => [statement, unanswered])).toEqual([
+      ['BEGIN', []],
+      ['SELECT pg_advisory_xact_lock hashtextextended', ['BEGIN']],
+      ['SELECT dedup_key, id,', ['BEGIN', 'SELECT pg_advisory_xact_lock hashtextextended']],
+      ['WITH src AS', []],
+      ['WITH locked AS', ['WITH src AS']],
+      ['WITH appended AS', ['WITH src AS', 'WITH locked AS']],
+      ['COMMIT', ['WITH src AS', 'WITH locked AS', 'WITH appended AS']],
     ]);
   });
 

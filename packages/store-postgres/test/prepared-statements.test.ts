@@ -42,9 +42,11 @@ describePostgres('prepared statements', () => {
     const a = (await engineOn(pool as unknown as PostgresPool)).as('agent-a');
     expect(await preparedNames(pool)).toEqual([]);
     await a.remember({ content: 'first note' });
+    await a.remember({ content: 'second note' });
     const first = await preparedNames(pool);
-    // Dedup lock, dedup lookup, audit head, records with postings and statistics, audit events.
-    expect(first).toHaveLength(5);
+    // Dedup lock, dedup lookup, audit head read (the first write of the chain in this process)
+    // and checked (the second), records with postings and statistics, audit events.
+    expect(first).toHaveLength(6);
     expect(first.every((name) => /^mnemo_[0-9a-f]{40}$/.test(name))).toBe(true);
     for (let i = 0; i < 10; i += 1) await a.remember({ content: `note ${i}` });
     expect(await preparedNames(pool)).toEqual(first);
@@ -77,6 +79,7 @@ describePostgres('prepared statements', () => {
       'SELECT dedup_key, id,',
       'SELECT pg_advisory_xact_lock(hashtextextended(k, 0))',
       'WITH appended AS',
+      'WITH locked AS',
       'WITH src AS',
     ]);
   });

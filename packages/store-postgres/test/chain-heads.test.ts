@@ -1,0 +1,103 @@
+import { createEngine, type Engine } from '@mnemo/core';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { ownPool, type PostgresPool, type PostgresQueryConfig } from '../src/pool.js';
+import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+
+const schemas: string[] = [];
+const engines: Engine[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.close();
+});
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(schema);
+});
+
+/** How a transaction learned its chain's head: read under the row lock, or expected and checked. */
+function headStatement(config: string | PostgresQueryConfig): string | null {
+  const text = typeof config === 'string' ? config : config.text;
+  if (text.includes('AS expected')) return 'expected';
+  if (text.includes('SET chain = h.chain')) return 'read';
+  return null;
+}
+
+/** The store's own kind of pool, noting each head statement its transactions send in `heads`. */
+function notingPool(heads: string[]): PostgresPool {
+  const inner = ownPool({ connectionString: PG_URL as string });
+  return {
+    query: (config, values) => inner.query(config, values),
+    connect: async () => {
+      const client = await inner.connect();
+      return {
+        query: (config, values) => {
+          const head = headStatement(config);
+          if (head !== null) heads.push(head);
+          return client.query(config, values);
+        },
+        release: (error) => client.release(error),
+        on: (event, listener) => client.on?.(event, listener),
+        off: (event, listener) => client.off?.(event, listener),
+      };
+    },
+    end: () => inner.end(),
+  };
+}
+
+describePostgres('audit chain heads', () => {
+  it('appends after the head this process committed last, and reads it again when another process advanced the chain', async () => {
+    const schema = uniqueSchema('chain_heads');
+    schemas.push(schema);
+    const open = async (heads: string[]) => {
+      const engine = createEngine({
+        store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
+      });
+      await engine.init();
+      engines.push(engine);
+      return engine.as('agent-a');
+    };
+    const first: string[] = [];
+    const other: string[] = [];
+    const a = await open(first);
+    const b = await open(other);
+    const ids: string[] = [];
+    const step = async (write: () => Promise<{ id: string } | object>) => {
+      first.length = 0;
+      const result = await write();
+      if ('id' in result) ids.push(result.id);
+      return [...first];
+    };
+    expect(await step(() => a.remember({ content: 'one' }))).toEqual(['read']);
+    expect(await step(() => a.remember({ content: 'two' }))).toEqual(['expected']);
+    expect(await step(() => a.recall({ query: 'one', strategy: 'lexical' }))).toEqual(['expected']);
+    ids.push((await b.remember({ content: 'three' })).id);
+    expect(other).toEqual(['read']);
+    // Stale: the check fails, and the transaction runs again reading the head.
+    expect(await step(() => a.remember({ content: 'four' }))).toEqual(['expected', 'read']);
+    expect(await step(() => a.remember({ content: 'five' }))).toEqual(['expected']);
+    // Twice stale in a row: the run again and the next two read the head first.
+    ids.push((await b.remember({ content: 'six' })).id);
+    expect(await step(() => a.remember({ content: 'seven' }))).toEqual(['expected', 'read']);
+    ids.push((await b.remember({ content: 'eight' })).id);
+    expect(await step(() => a.remember({ content: 'nine' }))).toEqual(['expected', 'read']);
+    expect(await step(() => a.remember({ content: 'ten' }))).toEqual(['read']);
+    expect(await step(() => a.remember({ content: 'eleven' }))).toEqual(['read']);
+    expect(await step(() => a.remember({ content: 'twelve' }))).toEqual(['expected']);
+    const audit = await engines[1]?.verifyAudit();
+    expect([audit?.ok, audit?.events]).toEqual([true, 13]);
+    const contents = await Promise.all(ids.map(async (id) => (await b.get(id)).content));
+    expect(contents).toEqual([
+      'one',
+      'two',
+      'three',
+      'four',
+      'five',
+      'six',
+      'seven',
+      'eight',
+      'nine',
+      'ten',
+      'eleven',
+      'twelve',
+    ]);
+  });
+});
