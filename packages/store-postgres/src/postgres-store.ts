@@ -356,16 +356,18 @@ class PostgresStore implements MemoryStore {
   }
 
   private async inTransaction<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    // The chains whose expected head turned out stale: later runs read their head, and the last
+    // run expects none, so that the call never fails on a stale head.
+    const stale = new Set<string>();
     for (let attempt = 1; ; attempt += 1) {
-      const stale = new Set<string>();
+      const staleBefore = stale.size;
       try {
-        return await this.attempt(pool, fn, stale);
+        return await this.attempt(pool, fn, { stale, expect: attempt < MAX_ATTEMPTS });
       } catch (error) {
         // A deadlock or serialization failure rolled everything back, or a chain head this
         // process expected was stale (another process advanced the chain): run it again.
         const sqlstate = MnemoError.isInstance(error) ? error.details.sqlstate : undefined;
-        const staleHead = sqlstate === queries.STALE_HEAD_SQLSTATE && stale.size > 0;
-        for (const chain of stale) this.chainHeads.stale(chain);
+        const staleHead = sqlstate === queries.STALE_HEAD_SQLSTATE && stale.size > staleBefore;
         if (attempt >= MAX_ATTEMPTS || (sqlstate !== '40P01' && sqlstate !== '40001' && !staleHead))
           throw error;
       }
@@ -375,7 +377,7 @@ class PostgresStore implements MemoryStore {
   private attempt<T>(
     pool: PostgresPool,
     fn: (tx: StoreTx) => Promise<T>,
-    stale: Set<string>,
+    { stale, expect }: { stale: Set<string>; expect: boolean },
   ): Promise<T> {
     return this.withClient(pool, async (s) => {
       // BEGIN's reply is not awaited here: on the store's own pool (pipeline mode) a write's
@@ -387,7 +389,7 @@ class PostgresStore implements MemoryStore {
       const seen = { dimensions: this.dimensions, accesses: 0 };
       const unanswered: Promise<unknown>[] = [];
       const heads = {
-        known: this.chainHeads,
+        known: expect ? this.chainHeads : null,
         checked: new Set<string>(),
         stale,
         advanced: new Map<string, AuditHead>(),
@@ -622,11 +624,12 @@ class ChainHeads {
     }
   }
 
-  /** The head expected for `chain` was not its head. */
+  /** The head expected for `chain` was not its head (the transaction runs again reading it). */
   stale(chain: string): void {
     this.heads.delete(chain);
     const next = Math.min(2 * (this.backoff.get(chain)?.next ?? 0) + 1, 63);
-    this.backoff.set(chain, { left: next, next });
+    // The run again reads the head (see `transactionOn`): it counts as the first.
+    this.backoff.set(chain, { left: next - 1, next });
   }
 }
 
@@ -636,9 +639,10 @@ const MAX_KNOWN_HEADS = 10_000;
 /**
  * `seen`: the embedding size this transaction saw, and the accesses it
  * logged; the store takes both in once the transaction commits.
- * `heads`: the heads this process knows, the chains whose head this
- * transaction expected, those of them whose expected head turned out stale,
- * and the heads it advanced (known once it commits).
+ * `heads`: the heads this process knows (null: expect none), the chains
+ * whose head this transaction expected, those whose expected head turned out
+ * stale in this call (read from then on), and the heads it advanced (known
+ * once it commits).
  * `unanswered`: the replies of the statements sent without waiting for them,
  * which the transaction awaits before it reports a commit.
  */
@@ -647,7 +651,7 @@ function transactionOn(
   pgvector: boolean,
   seen: { dimensions: number | null; accesses: number },
   heads: {
-    known: ChainHeads;
+    known: ChainHeads | null;
     checked: Set<string>;
     stale: Set<string>;
     advanced: Map<string, AuditHead>;
@@ -705,17 +709,23 @@ function transactionOn(
     lockPlanStats: (planId) => planQueries.lockPlanStats(tx, planId),
     putPlanStats: (stats) => planQueries.putPlanStats(tx, stats),
     auditHead: async (chain) => {
-      const expected = heads.advanced.get(chain) ?? heads.known.expected(chain);
-      if (expected === undefined) return queries.lockAuditHead(tx, chain);
-      if (heads.advanced.has(chain)) return expected;
+      const advanced = heads.advanced.get(chain);
+      if (advanced !== undefined) return advanced;
+      const { known } = heads;
+      // A run again after a stale head reads it, whatever other transactions of this process
+      // committed meanwhile.
+      const expected = heads.stale.has(chain) ? undefined : known?.expected(chain);
+      if (known === null || expected === undefined) return queries.lockAuditHead(tx, chain);
       heads.checked.add(chain);
       await unawaited(
         queries.lockExpectedAuditHead(tx, expected).catch((error: unknown) => {
           if (
             MnemoError.isInstance(error) &&
             error.details.sqlstate === queries.STALE_HEAD_SQLSTATE
-          )
+          ) {
             heads.stale.add(chain);
+            known.stale(chain);
+          }
           throw error;
         }),
       );

@@ -100,4 +100,27 @@ describePostgres('audit chain heads', () => {
       'twelve',
     ]);
   });
+
+  it('runs again on a stale head however many transactions of this process append to the chain at once', async () => {
+    const schema = uniqueSchema('chain_heads');
+    schemas.push(schema);
+    const heads: string[] = [];
+    const engine = createEngine({
+      store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
+    });
+    await engine.init();
+    engines.push(engine);
+    const a = engine.as('agent-a');
+    await a.remember({ content: 'a note' });
+    for (let round = 0; round < 5; round += 1) {
+      const recalls = await Promise.all(
+        Array.from({ length: 16 }, () => a.recall({ query: 'note', strategy: 'lexical' })),
+      );
+      expect(recalls.map((recall) => recall.hits.length)).toEqual(Array(16).fill(1));
+    }
+    const audit = await engine.verifyAudit();
+    expect([audit.ok, audit.events]).toEqual([true, 81]);
+    // Recalls expected the head and found it stale (each then read it), and some read it first.
+    expect([heads.includes('expected'), heads.includes('read')]).toEqual([true, true]);
+  });
 });
