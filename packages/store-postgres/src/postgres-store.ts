@@ -616,7 +616,9 @@ class ChainHeads {
   committed(head: AuditHead, checked: boolean): void {
     // Bounded: a process serving very many principals keeps the most recent ones.
     if (this.heads.size >= MAX_KNOWN_HEADS && !this.heads.has(head.chain)) this.heads.clear();
-    this.heads.set(head.chain, head);
+    // Transactions of one chain commit in order, but their replies may be read out of it.
+    const known = this.heads.get(head.chain);
+    if (known === undefined || known.seq < head.seq) this.heads.set(head.chain, head);
     const backoff = this.backoff.get(head.chain);
     if (checked && backoff !== undefined) {
       backoff.next >>= 1;
