@@ -1,46 +1,35 @@
 import { createEngine, type Engine } from '@mnemo/core';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { ownPool, type PostgresPool, type PostgresQueryConfig } from '../src/pool.js';
+import { ownPool, type PostgresPool } from '../src/pool.js';
 import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { wrapClients } from './wrap-clients.js';
 
 const schemas: string[] = [];
 const engines: Engine[] = [];
+const pools: PostgresPool[] = [];
 afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.close();
+  // A store leaves a pool it was given open.
+  for (const pool of pools.splice(0)) await pool.end();
 });
 afterAll(async () => {
   for (const schema of schemas) await dropSchema(schema);
 });
 
-/** How a transaction learned its chain's head: read under the row lock, or expected and checked. */
-function headStatement(config: string | PostgresQueryConfig): string | null {
-  const text = typeof config === 'string' ? config : config.text;
-  if (text.includes('AS expected')) return 'expected';
-  if (text.includes('SET chain = h.chain')) return 'read';
-  return null;
-}
-
-/** The store's own kind of pool, noting each head statement its transactions send in `heads`. */
+/** The store's own kind of pool, noting how each transaction learned its chain's head in `heads`. */
 function notingPool(heads: string[]): PostgresPool {
   const inner = ownPool({ connectionString: PG_URL as string });
-  return {
-    query: (config, values) => inner.query(config, values),
-    connect: async () => {
-      const client = await inner.connect();
-      return {
-        query: (config, values) => {
-          const head = headStatement(config);
-          if (head !== null) heads.push(head);
-          return client.query(config, values);
-        },
-        release: (error) => client.release(error),
-        on: (event, listener) => client.on?.(event, listener),
-        off: (event, listener) => client.off?.(event, listener),
-      };
-    },
-    end: () => inner.end(),
-  };
+  pools.push(inner);
+  return wrapClients(inner, (client, text) => {
+    return (config, values) => {
+      const statement = text(config);
+      // Read under the row lock, or expected and checked.
+      if (statement === 'INSERT INTO mnemo_audit_heads') heads.push('read');
+      if (statement === 'WITH locked AS') heads.push('expected');
+      return client.query(config, values);
+    };
+  });
 }
 
 describePostgres('audit chain heads', () => {

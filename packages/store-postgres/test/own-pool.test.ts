@@ -1,8 +1,9 @@
 import { createEngine, planAccess } from '@mnemo/core';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { ownPool, type PostgresClient, type PostgresPool } from '../src/pool.js';
+import { ownPool } from '../src/pool.js';
 import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { wrapClients } from './wrap-clients.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -195,36 +196,3 @@ describePostgres('the pool a store creates from a connection string', () => {
     },
   );
 });
-
-type Query = PostgresClient['query'];
-
-/**
- * `inner`, whose clients (the connections transactions hold) answer `query`
- * through `wrap`; `text` names a statement by its first words, schema left out.
- */
-function wrapClients(
-  inner: PostgresPool,
-  wrap: (client: PostgresClient, text: (config: Parameters<Query>[0]) => string) => Query,
-): PostgresPool {
-  const text = (config: Parameters<Query>[0]) =>
-    (typeof config === 'string' ? config : config.text)
-      .replace(/"[^"]+"\./g, '')
-      .trim()
-      .split(/[\s(]+/)
-      .slice(0, 3)
-      .join(' ')
-      .replace(/^(BEGIN|COMMIT|ROLLBACK).*/, '$1');
-  return {
-    query: (config, values) => inner.query(config, values),
-    end: () => inner.end(),
-    connect: async () => {
-      const client = await inner.connect();
-      return {
-        query: wrap(client, text),
-        release: (error) => client.release(error),
-        on: (event, listener) => client.on?.(event, listener),
-        off: (event, listener) => client.off?.(event, listener),
-      };
-    },
-  };
-}
