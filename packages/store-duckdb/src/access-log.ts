@@ -43,10 +43,9 @@ interface Pending {
  */
 export class AccessLog {
   private pending = new Map<string, Pending>();
-  // Accesses acknowledged through the journal and not logged in the file yet (see
-  // `journaled`): per record, and the touches they came in, in order. A fold leaves them.
+  // Accesses acknowledged through the journal and not logged in the file yet, per record
+  // (see `journaled`). A fold leaves them.
   private readonly journaledById = new Map<string, Pending>();
-  private readonly journaledTouches: { ids: readonly string[]; at: Date }[] = [];
   private touches = 0;
   /** Rows logged since the last fold (an upper bound: deletes are not subtracted). */
   rows = 0;
@@ -71,13 +70,12 @@ export class AccessLog {
 
   /** Takes in a touch acknowledged through the journal, before the file logs it. */
   journaled(ids: readonly string[], at: Date): void {
-    this.journaledTouches.push({ ids, at });
     for (const id of ids) add(this.journaledById, id, at);
   }
 
-  /** The first `count` journaled touches are now logged in the file, committed. */
-  logged(count: number): void {
-    for (const { ids, at } of this.journaledTouches.splice(0, count)) {
+  /** The oldest journaled `touches`, in order, are now logged in the file, committed. */
+  logged(touches: readonly { ids: readonly string[]; at: Date }[]): void {
+    for (const { ids, at } of touches) {
       this.rows += ids.length;
       for (const id of ids) {
         add(this.pending, id, at);

@@ -756,7 +756,7 @@ class DuckDBStore implements MemoryStore {
         throw this.broken;
       }
       // Both at once: a read adds the accesses of the journal and of the log, once each.
-      this.accesses.logged(frames.reduce((touches, frame) => touches + frame.accesses.length, 0));
+      this.accesses.logged(frames.flatMap((frame) => frame.accesses));
       this.pending.applied(frames);
       this.scheduleFold(writer);
       const applied = frames.at(-1)?.seq ?? 0;

@@ -592,8 +592,9 @@ async function firstFailure(unanswered: readonly Promise<unknown>[], error: unkn
  * The audit chain heads this process last committed, to append after
  * without reading the head first: the transaction locks the head's row and
  * checks it is the one expected in a statement it does not wait for
- * (`lockExpectedAuditHead`). A chain another process writes to makes that
- * check fail now and then, and the transaction runs again reading the head.
+ * (`lockExpectedAuditHead`). A chain another process (or another transaction
+ * of this one) writes to at the same time makes that check fail now and
+ * then, and the transaction runs again reading the head.
  * Failures in a row make the chain's next transactions read the head first
  * (1, then 3, 7, … up to 63 of them, the run again included); each check that
  * holds halves that.

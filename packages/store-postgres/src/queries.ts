@@ -710,17 +710,21 @@ export async function auditHeads(s: Session): Promise<AuditHead[]> {
  * chain gets a placeholder head (seq 0) first, so there is always a row to lock.
  */
 export async function lockAuditHead(s: Session, chain: string): Promise<AuditHead | null> {
-  // One statement: inserts the placeholder or, when the row exists, "updates" it to itself,
-  // which locks it and returns its latest committed version (READ COMMITTED).
   const p = new Params();
-  const [row] = await s.allPrepared(
-    `INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(chain, '::text')}, 0, '')
-     ON CONFLICT (chain) DO UPDATE SET chain = h.chain
-     RETURNING h.chain, h.seq, h.hash`,
-    p,
-  );
+  const [row] = await s.allPrepared(lockHead(s, p, chain), p);
   if (row === undefined || Number(row.seq) === 0) return null;
   return { chain: row.chain as string, seq: Number(row.seq), hash: row.hash as string };
+}
+
+/**
+ * One statement that inserts the placeholder head of `chain` or, when the row
+ * exists, "updates" it to itself, which locks it and returns its latest
+ * committed version (READ COMMITTED).
+ */
+function lockHead(s: Session, p: Params, chain: string): string {
+  return `INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(chain, '::text')}, 0, '')
+     ON CONFLICT (chain) DO UPDATE SET chain = h.chain
+     RETURNING h.chain, h.seq, h.hash`;
 }
 
 /**
@@ -733,10 +737,7 @@ export async function lockAuditHead(s: Session, chain: string): Promise<AuditHea
 export async function lockExpectedAuditHead(s: Session, head: AuditHead): Promise<void> {
   const p = new Params();
   await s.allPrepared(
-    `WITH locked AS (
-       INSERT INTO ${s.schema}.mnemo_audit_heads AS h (chain, seq, hash) VALUES (${p.add(head.chain, '::text')}, 0, '')
-       ON CONFLICT (chain) DO UPDATE SET chain = h.chain
-       RETURNING h.seq, h.hash)
+    `WITH locked AS (${lockHead(s, p, head.chain)})
      SELECT CASE WHEN seq = ${p.add(head.seq, '::bigint')} AND hash = ${p.add(head.hash, '::text')} THEN 0
                  ELSE 1 / (seq - seq) END AS expected
      FROM locked`,
