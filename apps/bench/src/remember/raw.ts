@@ -6,11 +6,13 @@ import {
   ARRAY,
   arrayValue,
   type DuckDBConnection,
+  DuckDBDataChunk,
   DuckDBInstance,
   FLOAT,
   INTEGER,
   VARCHAR,
 } from '@duckdb/node-api';
+import duckdb from '@duckdb/node-bindings';
 import type pg from 'pg';
 import { type StoreTarget, uniqueName, withPgClient } from '../shared/stores.js';
 
@@ -78,15 +80,77 @@ async function withDuckDB<T>(fn: (connection: DuckDBConnection) => Promise<T>): 
 
 const DIMENSIONS = 384;
 
-async function duckCount(connection: DuckDBConnection): Promise<number> {
-  const result = await connection.run('SELECT count(*) AS n FROM raw_records');
-  return Number((await result.getRowsJS())[0]?.[0]);
+/** What a raw table holds: its row count, and a few of its rows read back. */
+export interface Stored {
+  count: number;
+  rows: { id: number; content: string; embedding: readonly number[] }[];
 }
 
-function expectRows(mode: string, actual: number, expected: number): void {
-  if (actual !== expected) {
-    throw new Error(`raw ${mode}: the table holds ${actual} rows, expected ${expected}`);
+async function duckStored(connection: DuckDBConnection, ids: number[]): Promise<Stored> {
+  const count = await connection.run('SELECT count(*) AS n FROM raw_records');
+  const rows = await connection.run(
+    `SELECT id, content, embedding FROM raw_records WHERE id IN (${ids.join(', ')}) ORDER BY id`,
+  );
+  return {
+    count: Number((await count.getRowsJS())[0]?.[0]),
+    rows: (await rows.getRowObjectsJS()).map((row) => ({
+      id: Number(row.id),
+      content: String(row.content),
+      embedding: row.embedding as number[],
+    })),
+  };
+}
+
+/** The first, middle and last of the rows 0..count-1. */
+export function sampleIds(count: number): number[] {
+  return [...new Set([0, Math.floor(count / 2), count - 1])];
+}
+
+/**
+ * Checks that a raw table holds exactly `count` rows and that the sampled
+ * ones hold their text and every float of their vector, so that a faster
+ * way of writing cannot pass by writing something else.
+ */
+export function expectRows(mode: string, stored: Stored, rows: RawRows, count: number): void {
+  if (stored.count !== count) {
+    throw new Error(`raw ${mode}: the table holds ${stored.count} rows, expected ${count}`);
   }
+  const ids = sampleIds(count);
+  const same = (row: Stored['rows'][number], id: number) => {
+    const vector = rows.vectors[id] as Float32Array;
+    return (
+      row.id === id &&
+      row.content === rows.texts[id] &&
+      row.embedding.length === vector.length &&
+      // PostgreSQL prints a real in the fewest digits that read back as the same float.
+      row.embedding.every((value, index) => Math.fround(value) === vector[index])
+    );
+  };
+  if (
+    stored.rows.length !== ids.length ||
+    !stored.rows.every((row, i) => same(row, ids[i] as number))
+  ) {
+    throw new Error(
+      `raw ${mode}: rows ${ids.join(', ')} do not hold the texts and vectors written`,
+    );
+  }
+}
+
+/**
+ * Fills column `column` of a chunk, a `FLOAT[n]` array, with `vectors`: their
+ * floats laid end to end and copied into the chunk's child vector at once.
+ * The client's `setItem` takes a `DuckDBArrayValue` and writes it a float at a
+ * time, and the Appender's `appendArray` per row is slower still (about
+ * 1,400 rows/s against some 45,000 this way on the machine of 2026-12-04): the
+ * baseline must be the driver's fastest path, as mnemo's own writes are.
+ */
+function copyVectors(chunk: DuckDBDataChunk, column: number, vectors: readonly Float32Array[]) {
+  const floats = new Float32Array(vectors.length * DIMENSIONS);
+  vectors.forEach((vector, row) => {
+    floats.set(vector, row * DIMENSIONS);
+  });
+  const child = duckdb.array_vector_get_child(duckdb.data_chunk_get_vector(chunk.chunk, column));
+  duckdb.copy_data_to_vector(child, 0, floats.buffer, 0, floats.byteLength);
 }
 
 async function rawDuckDB(
@@ -110,23 +174,31 @@ async function rawDuckDB(
       await connection.run('COMMIT');
     }
     const ms = performance.now() - t0;
-    expectRows('sequential', await duckCount(connection), seqRows);
+    expectRows('sequential', await duckStored(connection, sampleIds(seqRows)), rows, seqRows);
     return ms;
   });
   progress(`[raw duckdb] ${seqRows} one-row transactions in ${sequentialMs.toFixed(0)} ms`);
   const batchMs = await withDuckDB(async (connection) => {
     const t0 = performance.now();
     const appender = await connection.createAppender('raw_records');
-    for (let i = 0; i < n; i += 1) {
-      appender.appendInteger(i);
-      appender.appendVarchar(rows.texts[i] as string);
-      appender.appendArray(Array.from(rows.vectors[i] as Float32Array), vectorType);
-      appender.endRow();
-      if ((i + 1) % RAW_CHUNK === 0) appender.flushSync();
+    for (let start = 0; start < n; start += RAW_CHUNK) {
+      const count = Math.min(RAW_CHUNK, n - start);
+      const chunk = DuckDBDataChunk.create([INTEGER, VARCHAR, vectorType], count);
+      const ids = chunk.getColumnVector(0);
+      const texts = chunk.getColumnVector(1);
+      for (let row = 0; row < count; row += 1) {
+        ids.setItem(row, start + row);
+        texts.setItem(row, rows.texts[start + row] as string);
+      }
+      ids.flush();
+      texts.flush();
+      copyVectors(chunk, 2, rows.vectors.slice(start, start + count));
+      appender.appendDataChunk(chunk);
+      appender.flushSync();
     }
-    appender.closeSync(); // flushes the rest
+    appender.closeSync();
     const ms = performance.now() - t0;
-    expectRows('batch', await duckCount(connection), n);
+    expectRows('batch', await duckStored(connection, sampleIds(n)), rows, n);
     return ms;
   });
   progress(`[raw duckdb] ${n} rows through the Appender in ${batchMs.toFixed(0)} ms`);
@@ -135,7 +207,7 @@ async function rawDuckDB(
     sequentialMs,
     batchRows: n,
     batchMs,
-    batchMethod: `DuckDB Appender (@duckdb/node-api), flushSync every ${RAW_CHUNK} rows, autocommit`,
+    batchMethod: `DuckDB Appender (@duckdb/node-api), one data chunk of ${RAW_CHUNK} rows per flushSync (autocommit), vectors copied into the chunk at once`,
     vectorType: `FLOAT[${DIMENSIONS}]`,
   };
 }
@@ -154,13 +226,42 @@ async function withPgTable<T>(url: string, fn: (client: pg.Client, table: string
   });
 }
 
-async function pgCount(client: pg.Client, table: string): Promise<number> {
-  const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
-  return Number(result.rows[0]?.n);
+async function pgStored(client: pg.Client, table: string, ids: number[]): Promise<Stored> {
+  const count = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+  const rows = await client.query<Stored['rows'][number]>(
+    `SELECT id, content, embedding FROM ${table} WHERE id = ANY($1::int[]) ORDER BY id`,
+    [ids],
+  );
+  return { count: Number(count.rows[0]?.n), rows: rows.rows };
 }
 
-function pgArrayLiteral(vector: Float32Array): string {
-  return `{${Array.from(vector).join(',')}}`;
+/** The type OID of `real` (float4), as PostgreSQL's binary array format names element types. */
+const FLOAT4_OID = 700;
+
+/**
+ * The floats of `vectors`, end to end, as one one-dimensional `real[]` in
+ * PostgreSQL's binary format: `pg` sends a Buffer parameter as is, and neither
+ * side converts a float to or from decimal text (a text `real[]` literal made
+ * the bulk baseline about half as fast on 2026-12-04).
+ */
+function binaryReals(vectors: readonly Float32Array[]): Buffer {
+  const total = vectors.reduce((sum, vector) => sum + vector.length, 0);
+  // Header: one dimension, no NULLs, the element type, then the dimension's size and lower bound.
+  const array = Buffer.allocUnsafe(20 + total * 8);
+  array.writeInt32BE(1, 0);
+  array.writeInt32BE(0, 4);
+  array.writeInt32BE(FLOAT4_OID, 8);
+  array.writeInt32BE(total, 12);
+  array.writeInt32BE(1, 16);
+  let offset = 20;
+  for (const vector of vectors) {
+    for (const value of vector) {
+      array.writeInt32BE(4, offset);
+      array.writeFloatBE(value, offset + 4);
+      offset += 8;
+    }
+  }
+  return array;
 }
 
 async function rawPostgres(
@@ -177,13 +278,13 @@ async function rawPostgres(
       await client.query('BEGIN');
       await client.query({
         name: 'raw-insert-one',
-        text: `INSERT INTO ${table} (id, content, embedding) VALUES ($1, $2, $3)`,
-        values: [i, rows.texts[i], Array.from(rows.vectors[i] as Float32Array)],
+        text: `INSERT INTO ${table} (id, content, embedding) VALUES ($1, $2, $3::real[])`,
+        values: [i, rows.texts[i], binaryReals([rows.vectors[i] as Float32Array])],
       });
       await client.query('COMMIT');
     }
     const ms = performance.now() - t0;
-    expectRows('sequential', await pgCount(client, table), seqRows);
+    expectRows('sequential', await pgStored(client, table, sampleIds(seqRows)), rows, seqRows);
     return ms;
   });
   progress(`[raw postgres] ${seqRows} one-row transactions in ${sequentialMs.toFixed(0)} ms`);
@@ -191,20 +292,17 @@ async function rawPostgres(
     const t0 = performance.now();
     for (let start = 0; start < n; start += RAW_CHUNK) {
       const end = Math.min(n, start + RAW_CHUNK);
-      const ids: number[] = [];
-      const vectors: string[] = [];
-      for (let i = start; i < end; i += 1) {
-        ids.push(i);
-        vectors.push(pgArrayLiteral(rows.vectors[i] as Float32Array));
-      }
+      const ids = Array.from({ length: end - start }, (_, index) => start + index);
+      // Row o of the chunk slices its vector out of the one packed array.
       await client.query(
         `INSERT INTO ${table} (id, content, embedding)
-         SELECT i, c, e::real[] FROM unnest($1::int[], $2::text[], $3::text[]) AS u(i, c, e)`,
-        [ids, rows.texts.slice(start, end), vectors],
+         SELECT i, c, ($3::real[])[(o - 1) * ${DIMENSIONS} + 1 : o * ${DIMENSIONS}]
+         FROM unnest($1::int[], $2::text[]) WITH ORDINALITY AS u(i, c, o)`,
+        [ids, rows.texts.slice(start, end), binaryReals(rows.vectors.slice(start, end))],
       );
     }
     const ms = performance.now() - t0;
-    expectRows('batch', await pgCount(client, table), n);
+    expectRows('batch', await pgStored(client, table, sampleIds(n)), rows, n);
     return ms;
   });
   progress(`[raw postgres] ${n} rows by INSERT … SELECT unnest in ${batchMs.toFixed(0)} ms`);
@@ -213,7 +311,7 @@ async function rawPostgres(
     sequentialMs,
     batchRows: n,
     batchMs,
-    batchMethod: `INSERT … SELECT FROM unnest($1::int[], $2::text[], $3::text[]) in chunks of ${RAW_CHUNK}, one autocommit statement each`,
+    batchMethod: `INSERT … SELECT FROM unnest($1::int[], $2::text[]) WITH ORDINALITY, each row's vector sliced out of one binary real[] ($3), in chunks of ${RAW_CHUNK}, one autocommit statement each`,
     vectorType: 'real[]',
   };
 }
