@@ -149,6 +149,7 @@ function expectRememberJson(json: Record<string, unknown>, store: string, n: num
     store,
     n,
     records: { sequential: n, concurrent: n, batch: n, rawSequential: n, rawBatch: n },
+    config: { rawSequentialMethod: 'a prepared INSERT per row, each committing on its own' },
   });
   for (const key of [
     'sequentialPerSec',

@@ -5,7 +5,7 @@ import { formatTable, jsonLine, type Output } from '../shared/output.js';
 import { ratio, round } from '../shared/stats.js';
 import { parseStoreTarget, redactPassword, type StoreTarget } from '../shared/stores.js';
 import { DEFAULT_LOCOMO } from '../shared/workload.js';
-import { RAW_CHUNK } from './raw.js';
+import { ONE_ROW_TRANSACTION, RAW_CHUNK } from './raw.js';
 import {
   BATCH_SIZE,
   CONCURRENCY,
@@ -112,6 +112,7 @@ export function summarizeRemember(r: RememberBenchResult) {
       concurrency: CONCURRENCY,
       batchSize: BATCH_SIZE,
       rawChunk: RAW_CHUNK,
+      rawSequentialMethod: ONE_ROW_TRANSACTION,
       rawBatchMethod: r.raw.batchMethod,
       rawVectorType: r.raw.vectorType,
       storeVectorDimensions: r.vectorDimensions ? DIMENSIONS : null,
