@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createUuidV7Generator, MnemoError, noopEmbedder } from '../src/index.js';
 import {
@@ -66,6 +67,24 @@ describe('test doubles', () => {
       ['hiking in the mountain'],
     ]);
     expect((await embedder.embed(['the of and']))[0]).toEqual(new Float32Array(32));
+  });
+
+  it('the hash embedder gives the same bytes as it always has (benchmarks and fixtures depend on them)', async () => {
+    const words = ['mountain', 'hiking', 'trails', 'sourdough', 'bread', 'Caroline', 'adoption'];
+    words.push('agency', 'painted', 'sunrise', 'lake', '2023', 'über', 'naïve', 'the', 'and');
+    words.push('LGBTQ', 'support', 'group', 'running');
+    const texts = Array.from({ length: 500 }, (_, i) =>
+      Array.from({ length: 1 + (i % 17) }, (_, j) => words[(i * 7 + j * 13) % words.length]).join(
+        i % 3 === 0 ? ' ' : ', ',
+      ),
+    );
+    const vectors = await createHashEmbedder({ dimensions: 384 }).embed(texts);
+    const hash = createHash('sha256');
+    for (const v of vectors) hash.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+    // Computed by the version that normalized with Math.hypot.
+    expect(hash.digest('hex')).toBe(
+      'd6c8d7e410b74b7d3cf00d9085b407106b16fdde3cecfb134f1d876ea908ec43',
+    );
   });
 });
 
