@@ -2,9 +2,10 @@ import {
   type DuckDBArrayType,
   DuckDBDataChunk,
   type DuckDBType,
+  DuckDBTypeId,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { setEmbeddings } from './chunks.js';
+import { setEmbeddings, setStrings } from './chunks.js';
 import { mapDuckDBError } from './errors.js';
 import type { Session } from './session.js';
 
@@ -52,6 +53,10 @@ export async function appendRows(
       columns.forEach((column, index) => {
         if ('embeddings' in column) {
           setEmbeddings(chunk, index, column.type.length, column.embeddings, start, count);
+          return;
+        }
+        if (column.type.typeId === DuckDBTypeId.VARCHAR) {
+          setStrings(chunk, index, column.values as readonly (string | null)[], start, count);
           return;
         }
         const vector = chunk.getColumnVector(index);

@@ -128,13 +128,11 @@ export function setEmbeddings(
 ): void {
   const vector = duckdb.data_chunk_get_vector(chunk.chunk, column);
   const floats = new Float32Array(count * size);
-  // The validity mask, as eachEmbedding reads it; made only if a row is NULL.
-  let mask: Uint8Array<ArrayBuffer> | null = null;
+  let mask: ValidityMask = null;
   for (let row = 0; row < count; row += 1) {
     const embedding = embeddings[start + row] ?? null;
     if (embedding === null) {
-      mask ??= new Uint8Array(Math.ceil(count / 64) * 8).fill(255);
-      mask[row >> 3] = (mask[row >> 3] as number) & ~(1 << (row & 7));
+      mask = markNull(mask, count, row);
       continue;
     }
     if (embedding.length !== size) {
@@ -144,14 +142,100 @@ export function setEmbeddings(
   }
   const child = duckdb.array_vector_get_child(vector);
   duckdb.copy_data_to_vector(child, 0, floats.buffer, 0, floats.byteLength);
-  if (mask !== null) {
-    duckdb.vector_ensure_validity_writable(vector);
-    duckdb.copy_data_to_vector_validity(vector, 0, mask.buffer, 0, mask.byteLength);
-  }
+  writeValidity(vector, mask);
+}
+
+/**
+ * The validity mask of a chunk's column being written, as eachEmbedding
+ * reads it, or null while every row is valid (a new chunk's default).
+ */
+type ValidityMask = Uint8Array<ArrayBuffer> | null;
+
+/** `mask` (made all valid for `count` rows if null) with row `row` marked NULL. */
+function markNull(mask: ValidityMask, count: number, row: number): Uint8Array<ArrayBuffer> {
+  const bits = mask ?? new Uint8Array(Math.ceil(count / 64) * 8).fill(255);
+  bits[row >> 3] = (bits[row >> 3] as number) & ~(1 << (row & 7));
+  return bits;
+}
+
+/** Copies `mask` into the validity of `vector`, unless every row is valid. */
+function writeValidity(vector: duckdb.Vector, mask: ValidityMask): void {
+  if (mask === null) return;
+  duckdb.vector_ensure_validity_writable(vector);
+  duckdb.copy_data_to_vector_validity(vector, 0, mask.buffer, 0, mask.byteLength);
 }
 
 /** The first `count` floats of a FLOAT vector. */
 function floatsOf(vector: duckdb.Vector, count: number): Float32Array {
   const bytes = duckdb.vector_get_data(vector, count * Float32Array.BYTES_PER_ELEMENT);
   return new Float32Array(bytes.buffer, bytes.byteOffset, count);
+}
+
+/** Bytes of a `duckdb_string_t`: its length (u32), then its bytes inline if at most 12, else a prefix and a pointer. */
+const STRING_BYTES = 16;
+const INLINE_BYTES = 12;
+const utf8 = new TextEncoder();
+
+/**
+ * Fills column `column` of a chunk being written, a `VARCHAR`, with `count`
+ * strings from `values[start]` on (null for NULL). `setItem` and `flush` on
+ * the column's vector make one call into the driver per row, which converts
+ * the string and copies it. Here a string of at most 12 UTF-8 bytes is
+ * written inline in the vector's data, as DuckDB holds it, and a longer one
+ * equal to the row's before (a record's id on each of its postings) shares
+ * that row's copy: only the other long strings go through the driver, and
+ * the data is copied into the chunk at once.
+ */
+export function setStrings(
+  chunk: DuckDBDataChunk,
+  column: number,
+  values: readonly (string | null)[],
+  start: number,
+  count: number,
+): void {
+  const vector = duckdb.data_chunk_get_vector(chunk.chunk, column);
+  const value = (row: number) => values[start + row] ?? null;
+  const repeated = (row: number) => row > 0 && value(row) === value(row - 1);
+  let copied = false;
+  for (let row = 0; row < count; row += 1) {
+    const text = value(row);
+    if (text === null || repeated(row) || isInline(text)) continue;
+    duckdb.vector_assign_string_element(vector, row, text);
+    copied = true;
+  }
+  const data = new Uint8Array(count * STRING_BYTES);
+  // The driver's copies, as (length, prefix, pointer) entries in the vector's data.
+  if (copied) data.set(duckdb.vector_get_data(vector, data.byteLength));
+  const view = new DataView(data.buffer);
+  let mask: ValidityMask = null;
+  for (let row = 0; row < count; row += 1) {
+    const text = value(row);
+    const at = row * STRING_BYTES;
+    if (text === null) {
+      mask = markNull(mask, count, row);
+    } else if (repeated(row)) {
+      data.copyWithin(at, at - STRING_BYTES, at);
+    } else if (isInline(text)) {
+      // DuckDB compares inline strings by all 16 bytes: the unused ones must be zero.
+      data.fill(0, at, at + STRING_BYTES);
+      const { read, written } = utf8.encodeInto(text, data.subarray(at + 4, at + STRING_BYTES));
+      if (read !== text.length)
+        throw new Error(`a string of more than ${INLINE_BYTES} bytes inline`);
+      view.setUint32(at, written, true);
+    }
+  }
+  duckdb.copy_data_to_vector(vector, 0, data.buffer, 0, data.byteLength);
+  writeValidity(vector, mask);
+}
+
+/** Whether `text` takes at most 12 bytes in UTF-8, so that DuckDB holds it inline. */
+function isInline(text: string): boolean {
+  if (text.length > INLINE_BYTES) return false;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    // 3 bytes for every other unit: 2 per unit of a surrogate pair, 3 for a lone one (U+FFFD).
+    bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
+  }
+  return bytes <= INLINE_BYTES;
 }

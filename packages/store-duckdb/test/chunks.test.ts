@@ -1,4 +1,4 @@
-import { ARRAY, DuckDBInstance, FLOAT, INTEGER } from '@duckdb/node-api';
+import { ARRAY, DuckDBInstance, FLOAT, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRows } from '../src/append.js';
 import { eachEmbedding, rowObjects } from '../src/chunks.js';
@@ -108,5 +108,58 @@ describe('setEmbeddings (through appendRows)', () => {
       ]),
     ).rejects.toThrow('an embedding of 4 floats for a FLOAT[3] column');
     expect(await session.all('SELECT count(*)::INTEGER AS n FROM v')).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('setStrings (through appendRows)', () => {
+  // Around the 12 bytes DuckDB holds inline: ASCII, 2-byte (é), 3-byte (€) and 4-byte (😀)
+  // characters, a lone surrogate (stored as U+FFFD), and long strings.
+  const samples = [
+    '',
+    'a',
+    'abcdefghijkl',
+    'abcdefghijklm',
+    'éééééé',
+    'ééééééé',
+    '€€€€',
+    '€€€€€',
+    '😀😀😀',
+    '😀😀😀😀',
+    'a\ud800',
+    '019b2f4e-7a1c-7d2e-9f00-0123456789ab',
+    'a memory of about forty characters long.',
+  ];
+  const stored = (text: string) => text.replace('\ud800', '\ufffd');
+  // Each sample four rows running: alone, repeated (sharing the first's copy), then NULL or
+  // repeated again, then after the NULL or repeated once more.
+  const values = Array.from({ length: 5000 }, (_, i) => {
+    const group = Math.floor(i / 4);
+    return i % 4 === 2 && group % 2 === 0 ? null : (samples[group % samples.length] as string);
+  });
+
+  it('appends strings of every length across chunks, repeats and NULLs included, as given', async () => {
+    await session.exec('CREATE TABLE s (i INTEGER, v VARCHAR)');
+    await appendRows(session, 's', [
+      { type: INTEGER, values: values.map((_, i) => i) },
+      { type: VARCHAR, values },
+    ]);
+    const rows = await session.all('SELECT i, v FROM s ORDER BY i');
+    expect(rows).toEqual(values.map((v, i) => ({ i, v: v === null ? null : stored(v) })));
+  });
+
+  it('stores them so that DuckDB compares and groups them as the strings they are', async () => {
+    // Inline strings compare by all their 16 bytes: stray bytes after one would split a group.
+    const literals = samples.map((text) => `'${stored(text)}'`).join(', ');
+    const rows = await session.all(
+      `SELECT p, count(*)::INTEGER AS n FROM s JOIN (SELECT unnest([${literals}]) AS p) ON v = p
+       GROUP BY p ORDER BY p`,
+    );
+    const counts = new Map<string, number>();
+    for (const v of values) if (v !== null) counts.set(stored(v), (counts.get(stored(v)) ?? 0) + 1);
+    const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    expect(rows).toEqual([...counts.keys()].sort(utf8Order).map((p) => ({ p, n: counts.get(p) })));
+    expect(
+      await session.all('SELECT count(DISTINCT v)::INTEGER AS n, count(v)::INTEGER AS m FROM s'),
+    ).toEqual([{ n: samples.length, m: values.filter((v) => v !== null).length }]);
   });
 });
