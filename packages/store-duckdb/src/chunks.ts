@@ -176,6 +176,14 @@ const STRING_BYTES = 16;
 const INLINE_BYTES = 12;
 const utf8 = new TextEncoder();
 
+// How `setStrings` writes a row: NULL; equal to the row before (a copy of its entry); inline,
+// at most 12 ASCII characters or at most 12 UTF-8 bytes otherwise; copied by the driver.
+const NULL_ROW = 0;
+const REPEATED_ROW = 1;
+const ASCII_ROW = 2;
+const UTF8_ROW = 3;
+const LONG_ROW = 4;
+
 /**
  * Fills column `column` of a chunk being written, a `VARCHAR`, with `count`
  * strings from `values[start]` on (null for NULL). `setItem` and `flush` on
@@ -194,14 +202,20 @@ export function setStrings(
   count: number,
 ): void {
   const vector = duckdb.data_chunk_get_vector(chunk.chunk, column);
-  const value = (row: number) => values[start + row] ?? null;
-  const repeated = (row: number) => row > 0 && value(row) === value(row - 1);
+  const kinds = new Uint8Array(count);
   let copied = false;
   for (let row = 0; row < count; row += 1) {
-    const text = value(row);
-    if (text === null || repeated(row) || isInline(text)) continue;
-    duckdb.vector_assign_string_element(vector, row, text);
-    copied = true;
+    const text = values[start + row] ?? null;
+    if (text === null) kinds[row] = NULL_ROW;
+    else if (row > 0 && text === values[start + row - 1]) kinds[row] = REPEATED_ROW;
+    else {
+      const kind = inlineKind(text);
+      kinds[row] = kind;
+      if (kind === LONG_ROW) {
+        duckdb.vector_assign_string_element(vector, row, text);
+        copied = true;
+      }
+    }
   }
   const data = new Uint8Array(count * STRING_BYTES);
   // The driver's copies, as (length, prefix, pointer) entries in the vector's data.
@@ -209,33 +223,39 @@ export function setStrings(
   const view = new DataView(data.buffer);
   let mask: ValidityMask = null;
   for (let row = 0; row < count; row += 1) {
-    const text = value(row);
     const at = row * STRING_BYTES;
-    if (text === null) {
+    const kind = kinds[row];
+    if (kind === NULL_ROW) {
       mask = markNull(mask, count, row);
-    } else if (repeated(row)) {
+    } else if (kind === REPEATED_ROW) {
       data.copyWithin(at, at - STRING_BYTES, at);
-    } else if (isInline(text)) {
+    } else if (kind === ASCII_ROW || kind === UTF8_ROW) {
       // DuckDB compares inline strings by all 16 bytes: the unused ones must be zero.
+      const text = values[start + row] as string;
       data.fill(0, at, at + STRING_BYTES);
-      const { read, written } = utf8.encodeInto(text, data.subarray(at + 4, at + STRING_BYTES));
-      if (read !== text.length)
-        throw new Error(`a string of more than ${INLINE_BYTES} bytes inline`);
-      view.setUint32(at, written, true);
+      let length = text.length;
+      if (kind === ASCII_ROW) {
+        for (let i = 0; i < length; i += 1) data[at + 4 + i] = text.charCodeAt(i);
+      } else {
+        const { read, written } = utf8.encodeInto(text, data.subarray(at + 4, at + STRING_BYTES));
+        if (read !== text.length) throw new Error(`more than ${INLINE_BYTES} bytes inline`);
+        length = written;
+      }
+      view.setUint32(at, length, true);
     }
   }
   duckdb.copy_data_to_vector(vector, 0, data.buffer, 0, data.byteLength);
   writeValidity(vector, mask);
 }
 
-/** Whether `text` takes at most 12 bytes in UTF-8, so that DuckDB holds it inline. */
-function isInline(text: string): boolean {
-  if (text.length > INLINE_BYTES) return false;
+/** How `setStrings` writes `text`: inline (ASCII or not) if it takes at most 12 bytes in UTF-8, else by the driver. */
+function inlineKind(text: string): number {
+  if (text.length > INLINE_BYTES) return LONG_ROW;
   let bytes = 0;
   for (let i = 0; i < text.length; i += 1) {
     const unit = text.charCodeAt(i);
     // 3 bytes for every other unit: 2 per unit of a surrogate pair, 3 for a lone one (U+FFFD).
     bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
   }
-  return bytes <= INLINE_BYTES;
+  return bytes > INLINE_BYTES ? LONG_ROW : bytes === text.length ? ASCII_ROW : UTF8_ROW;
 }
