@@ -190,9 +190,9 @@ const LONG_ROW = 4;
  * the column's vector make one call into the driver per row, which converts
  * the string and copies it. Here a string of at most 12 UTF-8 bytes is
  * written inline in the vector's data, as DuckDB holds it, and a longer one
- * equal to the row's before (a record's id on each of its postings) shares
- * that row's copy: only the other long strings go through the driver, and
- * the data is copied into the chunk at once.
+ * equal to the string of the row before (a record's id on each of its
+ * postings) shares that row's copy: only the other long strings go through
+ * the driver, and the data is copied into the chunk at once.
  */
 export function setStrings(
   chunk: DuckDBDataChunk,

@@ -1,5 +1,5 @@
 import { ARRAY, DuckDBInstance, FLOAT, INTEGER, VARCHAR } from '@duckdb/node-api';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendRows } from '../src/append.js';
 import { eachEmbedding, rowObjects } from '../src/chunks.js';
 import { Session } from '../src/session.js';
@@ -137,12 +137,15 @@ describe('setStrings (through appendRows)', () => {
     return i % 4 === 2 && group % 2 === 0 ? null : (samples[group % samples.length] as string);
   });
 
-  it('appends strings of every length across chunks, repeats and NULLs included, as given', async () => {
+  beforeAll(async () => {
     await session.exec('CREATE TABLE s (i INTEGER, v VARCHAR)');
     await appendRows(session, 's', [
       { type: INTEGER, values: values.map((_, i) => i) },
       { type: VARCHAR, values },
     ]);
+  });
+
+  it('appends strings of every length across chunks, repeats and NULLs included, as given', async () => {
     const rows = await session.all('SELECT i, v FROM s ORDER BY i');
     expect(rows).toEqual(values.map((v, i) => ({ i, v: v === null ? null : stored(v) })));
   });
