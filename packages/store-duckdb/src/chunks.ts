@@ -226,6 +226,9 @@ export function setStrings(
     const at = row * STRING_BYTES;
     const kind = kinds[row];
     if (kind === NULL_ROW) {
+      // DuckDB reads nothing of a NULL row's entry; zeroed, the chunk's bytes do not depend on
+      // what the vector held.
+      data.fill(0, at, at + STRING_BYTES);
       mask = markNull(mask, count, row);
     } else if (kind === REPEATED_ROW) {
       data.copyWithin(at, at - STRING_BYTES, at);
@@ -248,13 +251,14 @@ export function setStrings(
   writeValidity(vector, mask);
 }
 
-/** How `setStrings` writes `text`: inline (ASCII or not) if it takes at most 12 bytes in UTF-8, else by the driver. */
+/** How `setStrings` writes `text`: inline (ASCII or not) if it surely takes at most 12 bytes in UTF-8, else by the driver. */
 function inlineKind(text: string): number {
   if (text.length > INLINE_BYTES) return LONG_ROW;
   let bytes = 0;
   for (let i = 0; i < text.length; i += 1) {
     const unit = text.charCodeAt(i);
-    // 3 bytes for every other unit: 2 per unit of a surrogate pair, 3 for a lone one (U+FFFD).
+    // At least what the unit takes: 3 bytes for every other one, surrogates included (a pair
+    // takes 4, a lone one becomes U+FFFD, 3), so an emoji string may go to the driver instead.
     bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
   }
   return bytes > INLINE_BYTES ? LONG_ROW : bytes === text.length ? ASCII_ROW : UTF8_ROW;
