@@ -16,7 +16,8 @@ export function canonicalJson(value: unknown): string {
       if (!Number.isFinite(value)) throw new TypeError('canonicalJson: non-finite number');
       return JSON.stringify(Object.is(value, -0) ? 0 : value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+      // `Array.from` visits holes (as undefined, refused below), where `map` skips them.
+      if (Array.isArray(value)) return `[${Array.from(value, canonicalJson).join(',')}]`;
       const entries = Object.keys(value as object)
         .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
         .sort()

@@ -77,6 +77,11 @@ export const MAX_RECALL_LIMIT = 100;
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it finds
 const CONTROL = /[\u0000-\u001F\u007F]/;
+/**
+ * Nothing but Unicode White_Space (and the BOM, which `trim()` also drops):
+ * `trim()` alone misses U+0085 NEXT LINE.
+ */
+const BLANK = /^[\p{White_Space}\uFEFF]*$/u;
 
 /** Rejects what no store can hold faithfully: lone surrogates and NUL. */
 function checkText(field: string, value: string): void {
@@ -100,7 +105,7 @@ export function validateId(field: string, value: unknown): string {
 export function validateContent(field: string, value: unknown, limits: Limits): string {
   if (typeof value !== 'string') throw invalidInput(field, 'must be a string');
   checkText(field, value);
-  if (value.trim().length === 0) throw invalidInput(field, 'must not be blank');
+  if (BLANK.test(value)) throw invalidInput(field, 'must not be blank');
   if (Buffer.byteLength(value, 'utf8') > limits.maxContentBytes) {
     throw invalidInput(field, `must be at most ${limits.maxContentBytes} bytes`);
   }
@@ -111,7 +116,7 @@ export function validateContent(field: string, value: unknown, limits: Limits): 
 export function validateLabel(field: string, value: unknown, maxLength: number): string {
   if (typeof value !== 'string') throw invalidInput(field, 'must be a string');
   checkText(field, value);
-  if (value.trim().length === 0) throw invalidInput(field, 'must not be blank');
+  if (BLANK.test(value)) throw invalidInput(field, 'must not be blank');
   if (CONTROL.test(value)) throw invalidInput(field, 'must not contain control characters');
   if (value.length > maxLength)
     throw invalidInput(field, `must be at most ${maxLength} characters`);
@@ -146,10 +151,18 @@ export function validateDate(field: string, value: unknown): Date {
   return new Date(value.getTime());
 }
 
+/** An array of at most `maxItems` items and no holes (`map` and `every` skip holes). */
 export function validateArray(field: string, value: unknown, maxItems: number): unknown[] {
   if (!Array.isArray(value)) throw invalidInput(field, 'must be an array');
   if (value.length > maxItems) throw invalidInput(field, `must have at most ${maxItems} items`);
+  checkNoHoles(field, value);
   return value;
+}
+
+function checkNoHoles(field: string, value: unknown[]): void {
+  for (let index = 0; index < value.length; index += 1) {
+    if (!(index in value)) throw invalidInput(`${field}[${index}]`, 'is a hole in the array');
+  }
 }
 
 /**
@@ -174,7 +187,8 @@ export function validateTags(
 
 /**
  * Metadata: a plain JSON object (no cycles, no class instances, finite
- * numbers, no `__proto__` keys), returned as a fresh deep copy.
+ * numbers, no `__proto__` or symbol keys, no holes in arrays), returned as a
+ * fresh deep copy.
  */
 export function validateMetadata(field: string, value: unknown, limits: Limits): JsonObject {
   if (!isPlainObject(value)) throw invalidInput(field, 'must be a plain object');
@@ -197,10 +211,13 @@ export function validateMetadata(field: string, value: unknown, limits: Limits):
     seen.add(item);
     let result: JsonValue;
     if (Array.isArray(item)) {
+      checkNoHoles(path, item);
       result = item.map((element, index) => copy(element, `${path}[${index}]`, depth + 1));
     } else {
       if (!isPlainObject(item))
         throw invalidInput(path, 'must be a plain object, array or JSON primitive');
+      if (Object.getOwnPropertySymbols(item).length > 0)
+        throw invalidInput(path, 'must not have symbol keys');
       const object: JsonObject = {};
       for (const key of Object.keys(item)) {
         if (key === '__proto__') throw invalidInput(path, 'must not have a "__proto__" key');

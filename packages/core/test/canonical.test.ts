@@ -18,6 +18,10 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson(Number.NaN)).toThrow(TypeError);
     expect(() => canonicalJson({ f: () => 1 })).toThrow(TypeError);
     expect(() => canonicalJson(1n)).toThrow(TypeError);
+    const holey = new Array<number>(3);
+    holey[0] = 1;
+    holey[2] = 2;
+    expect(() => canonicalJson(holey)).toThrow(TypeError);
   });
 
   it('hashes UTF-8 with SHA-256', () => {

@@ -45,7 +45,8 @@ const LARGEST_HASH = '0'.repeat(64);
 function stringList(field: string, value: unknown, max: number): string[] {
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of strings');
   if (value.length > max) throw invalid(field, `must have at most ${max} items`);
-  return value.map((item, index) => {
+  // `Array.from` visits holes (as undefined), where `map` skips them.
+  return Array.from(value, (item: unknown, index) => {
     if (typeof item !== 'string') throw invalid(`${field}[${index}]`, 'must be a string');
     return item;
   });

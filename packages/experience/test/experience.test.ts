@@ -246,8 +246,14 @@ describe('rememberPlan and recallPlan', () => {
   it('rejects malformed plan input with INVALID_INPUT and writes nothing', async () => {
     const { engine, store } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
+    const holey = new Array<string>(3);
+    holey[0] = 'open the settings';
+    holey[2] = 'reset the password';
     const bad = [
       { ...PASSWORD_PLAN, query: '  ' },
+      { ...PASSWORD_PLAN, query: '\u0085' },
+      { ...PASSWORD_PLAN, steps: holey },
+      { ...PASSWORD_PLAN, chunkIds: holey },
       { ...PASSWORD_PLAN, query: 42 },
       { ...PASSWORD_PLAN, steps: 'step' },
       { ...PASSWORD_PLAN, steps: [1] },

@@ -20,6 +20,13 @@ async function snapshot(store: MemoryStore) {
 export function invalidInputSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
 
+  /** `[first, <hole>, last]`: `map` and `every` skip the hole. */
+  const withHole = <T>(first: T, last: T): T[] => {
+    const items = new Array<T>(3);
+    items[0] = first;
+    items[2] = last;
+    return items;
+  };
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic.self = cyclic;
   let deep: Record<string, unknown> = { leaf: true };
@@ -28,6 +35,7 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
   const badRemember: [string, unknown][] = [
     ['empty content', { content: '' }],
     ['blank content', { content: ' \n\t ' }],
+    ['content of NEXT LINE only (White_Space that trim() keeps)', { content: '\u0085' }],
     ['non-string content', { content: 42 }],
     ['missing content', {}],
     ['content with NUL', { content: 'a\u0000b' }],
@@ -45,6 +53,7 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
     ['tag with a newline', { content: 'x', tags: ['a\nb'] }],
     ['tags not an array', { content: 'x', tags: 'a' }],
     ['non-string tag', { content: 'x', tags: [1] }],
+    ['tags with a hole', { content: 'x', tags: withHole('a', 'b') }],
     ['metadata array', { content: 'x', metadata: [] }],
     ['metadata null', { content: 'x', metadata: null }],
     ['metadata Date', { content: 'x', metadata: new Date() }],
@@ -59,6 +68,8 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
       { content: 'x', metadata: JSON.parse('{"__proto__": {"polluted": true}}') },
     ],
     ['cyclic metadata', { content: 'x', metadata: cyclic }],
+    ['metadata array with a hole', { content: 'x', metadata: { list: withHole(1, 2) } }],
+    ['metadata with a symbol key', { content: 'x', metadata: { x: 1, [Symbol('s')]: 2 } }],
     ['too deep metadata', { content: 'x', metadata: deep }],
     ['blank thread id', { content: 'x', threadId: ' ' }],
     ['invalid expiresAt', { content: 'x', expiresAt: new Date('nope') }],
@@ -143,6 +154,16 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         ],
         ['non-boolean explain', () => a.recall({ query: 'x', explain: 'yes' as never })],
         ['blank id', () => a.get('')],
+        ['getMany with a hole', () => a.getMany(withHole('id-000001', 'id-000001'))],
+        [
+          'rememberMany with a hole',
+          () => a.rememberMany(withHole({ content: 'one' }, { content: 'two' })),
+        ],
+        ['forget ids with a hole', () => a.forget({ ids: withHole('id-000001', 'id-000001') })],
+        [
+          'recall tagsAny with a hole',
+          () => a.recall({ query: 'x', filters: { tagsAny: withHole('seed', 'seed') } }),
+        ],
         ['forget with neither ids nor filters', () => a.forget({})],
         ['forget with both', () => a.forget({ ids: ['x'], filters: { threadId: 't' } })],
         ['forget with no ids', () => a.forget({ ids: [] })],
@@ -154,6 +175,10 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         ['share with nobody', () => a.share({ recordId: 'id-000001', with: [] })],
         ['share with self', () => a.share({ recordId: 'id-000001', with: ['agent-a'] })],
         ['share with a bad agent id', () => a.share({ recordId: 'id-000001', with: ['bad id'] })],
+        [
+          'share with a hole',
+          () => a.share({ recordId: 'id-000001', with: withHole('agent-c', 'agent-d') }),
+        ],
         [
           'share an unknown permission',
           () => a.share({ recordId: 'id-000001', with: ['agent-c'], permission: 'own' as never }),
