@@ -63,4 +63,18 @@ describe('createEngine', () => {
       orgId: null,
     });
   });
+
+  it("binds a handle's principal for good: assigning or mutating it throws", () => {
+    const handle = createEngine({ store }).as('agent-a');
+    expect(() => {
+      (handle as { principal: unknown }).principal = { agentId: 'agent-b', orgId: null };
+    }).toThrow(TypeError);
+    expect(() => {
+      (handle.principal as { agentId: string }).agentId = 'agent-b';
+    }).toThrow(TypeError);
+    expect(() =>
+      Object.defineProperty(handle, 'principal', { value: { agentId: 'agent-b', orgId: null } }),
+    ).toThrow(TypeError);
+    expect(handle.principal).toEqual({ agentId: 'agent-a', orgId: null });
+  });
 });

@@ -204,11 +204,17 @@ export function handleContext(handle: MemoryHandle): EngineContext {
  * no operation takes an agent id, so a caller cannot act as someone else.
  */
 export class MemoryHandle {
-  readonly principal: Principal;
+  /** Fixed for the handle's life: neither reassignable nor mutable, in JavaScript too. */
+  declare readonly principal: Principal;
 
   constructor(context: EngineContext, principal: Principal) {
     contexts.set(this, context);
-    this.principal = Object.freeze({ ...principal });
+    Object.defineProperty(this, 'principal', {
+      value: Object.freeze({ ...principal }),
+      enumerable: true,
+      writable: false,
+      configurable: false,
+    });
   }
 
   private get context(): EngineContext {
