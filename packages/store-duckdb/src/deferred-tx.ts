@@ -1,6 +1,6 @@
 import type { AuditEvent, AuditHead, NewRecord, StoreTx } from '@mnemo/core';
 import type { JournaledTouch, JournalFrame } from './journal.js';
-import { PendingWrites } from './pending-writes.js';
+import { addSmallestIds, PendingWrites } from './pending-writes.js';
 import * as queries from './queries.js';
 import type { RecordKeys } from './record-keys.js';
 import type { Session } from './session.js';
@@ -93,11 +93,14 @@ export function deferredTransaction(context: DeferredContext): DeferredTransacti
       if (file !== null || recordKeys === null)
         return (await onFile()).findLiveDuplicates(keys, now);
       const candidates = keys.filter((key) => recordKeys.mayHaveDedupKey(key));
-      const found =
-        candidates.length === 0
-          ? new Map<string, { id: string; contentHash: string }>()
-          : await context.read((s) => queries.findLiveDuplicates(s, candidates, now));
-      return own.addLiveDuplicates(pending.addLiveDuplicates(found, candidates, now), keys, now);
+      // The pending frames' answer first: a frame applied while the file is read leaves
+      // them, and may have been applied after the read's snapshot, in neither otherwise.
+      const found = pending.addLiveDuplicates(new Map(), candidates, now);
+      if (candidates.length > 0) {
+        const onFile = await context.read((s) => queries.findLiveDuplicates(s, candidates, now));
+        addSmallestIds(found, onFile);
+      }
+      return own.addLiveDuplicates(found, keys, now);
     },
     insertRecords: async (inserted) => {
       if (file === null && recordKeys !== null && inserted.length > 0) {

@@ -113,12 +113,20 @@ export class PendingWrites {
     for (const key of dedupKeys) {
       for (const entry of this.byKey.get(key) ?? []) {
         if (entry.expiresAt !== null && entry.expiresAt.getTime() <= now.getTime()) continue;
-        const current = found.get(key);
-        if (current === undefined || entry.id < current.id) {
-          found.set(key, { id: entry.id, contentHash: entry.contentHash });
-        }
+        addSmallestIds(found, [[key, { id: entry.id, contentHash: entry.contentHash }]]);
       }
     }
     return found;
+  }
+}
+
+/** Adds `duplicates` to `found`, keeping per dedup key the smallest id. */
+export function addSmallestIds(
+  found: Map<string, { id: string; contentHash: string }>,
+  duplicates: Iterable<[string, { id: string; contentHash: string }]>,
+): void {
+  for (const [key, duplicate] of duplicates) {
+    const current = found.get(key);
+    if (current === undefined || duplicate.id < current.id) found.set(key, duplicate);
   }
 }

@@ -165,6 +165,36 @@ describe('DuckDB journal', () => {
       expect(journalBytes(path)).toBe(0);
     });
 
+    it('deduplicates against a pending record applied to the file while the lookup reads it', async () => {
+      const path = file('applied-meanwhile.duckdb');
+      const { store, engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'on the file' });
+      const pending = await a.remember({ content: 'in the journal' });
+      // The lookup reads a snapshot of the file taken before the frame is applied; the frame
+      // leaves the pending ones before the lookup's answer comes back.
+      const reads = store as unknown as { readCommitted<T>(fn: unknown): Promise<T> };
+      const readCommitted = reads.readCommitted.bind(store);
+      let appliedDuringRead = false;
+      reads.readCommitted = async <T>(fn: unknown) => {
+        const result = await readCommitted<T>(fn);
+        if (!appliedDuringRead) {
+          await vi.advanceTimersByTimeAsync(100);
+          while (journalBytes(path) > 0) await new Promise((resolve) => setImmediate(resolve));
+          appliedDuringRead = true;
+        }
+        return result;
+      };
+      const again = await a.remember({ content: 'in the journal' });
+      expect(appliedDuringRead).toBe(true);
+      expect(again).toEqual({ ...pending, deduplicated: true });
+      expect((await store.scanRecords({ limit: 10 })).map((record) => record.content)).toEqual([
+        'on the file',
+        'in the journal',
+      ]);
+    });
+
     it("journals a recall's accesses and audit event; reads count the accesses without applying the frame", async () => {
       const path = file('recall.duckdb');
       const { engine } = open(path);
