@@ -206,15 +206,25 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
  */
 const OPEN_FILES = new Set<string>();
 
-/** Registers `path` as open in this process, or throws if another store holds it; null for `:memory:`. */
+/**
+ * Registers `path` as open in this process, or throws if another store holds
+ * it; null for `:memory:`. Returns its canonical path (symbolic links
+ * resolved), under which the store attaches the file and finds its journal,
+ * whatever name it was opened by.
+ */
 function claimFile(path: string): string | null {
   if (path === ':memory:') return null;
   const absolute = resolve(path);
   let key = absolute;
   try {
-    key = join(realpathSync(dirname(absolute)), basename(absolute));
+    key = realpathSync(absolute);
   } catch {
-    // The folder does not exist: DuckDB reports that when it opens the file.
+    try {
+      // No file yet: the folder's canonical path.
+      key = join(realpathSync(dirname(absolute)), basename(absolute));
+    } catch {
+      // The folder does not exist: DuckDB reports that when it opens the file.
+    }
   }
   if (OPEN_FILES.has(key)) {
     throw new MnemoError(
@@ -264,7 +274,7 @@ class DuckDBStore implements MemoryStore {
   private drained: (() => void) | null = null;
   // Set once init() has finished: the migrations and index loads run before anything else.
   private ready = false;
-  // The file this store holds in the process-wide registry (see OPEN_FILES), if any.
+  // The file this store holds in the process-wide registry (see OPEN_FILES), by canonical path, if any.
   private file: string | null = null;
   private closed = false;
   // Tail of the queue of transactions on the writer connection.
@@ -306,7 +316,7 @@ class DuckDBStore implements MemoryStore {
       await connection.run(`SET GLOBAL disabled_compression_methods = '${DISABLED_COMPRESSIONS}'`);
       await connection.run(`SET GLOBAL dynamic_or_filter_threshold = ${DYNAMIC_OR_FILTERS}`);
       await connection.run(
-        `ATTACH ${sqlString(this.options.path)} AS ${CATALOG} (ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`,
+        `ATTACH ${sqlString(this.file ?? ':memory:')} AS ${CATALOG} (ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`,
       );
       this.writer = await Session.open(this.instance, CATALOG, connection);
     } catch (error) {
@@ -372,7 +382,7 @@ class DuckDBStore implements MemoryStore {
    * stopped before applying them left in it (see "Journal" in the README).
    */
   private async openJournal(writer: Session): Promise<void> {
-    const path = `${this.options.path}${JOURNAL_SUFFIX}`;
+    const path = `${this.file}${JOURNAL_SUFFIX}`;
     let opened: ReturnType<typeof Journal.open>;
     try {
       opened = Journal.open(path);

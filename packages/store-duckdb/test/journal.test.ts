@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AuditEvent, createEngine, type IdGenerator, type NewRecord } from '@mnemo/core';
@@ -87,6 +87,22 @@ describe('DuckDB journal', () => {
     expect((await engine.verifyRecords()).ok).toBe(true);
     await store.close();
     expect(statSync(`${path}${JOURNAL_SUFFIX}`, { throwIfNoEntry: false })).toBeUndefined();
+  });
+
+  it('finds the journal of a file opened through a symbolic link to it, and refuses to open it twice', async () => {
+    const path = file('real.duckdb');
+    const link = file('link.duckdb');
+    await rememberAndCrash(path, ['first fact', 'second fact']);
+    expect(journalBytes(path)).toBeGreaterThan(0);
+    symlinkSync(path, link);
+    const { store, engine } = open(link);
+    await engine.init();
+    expect(journalBytes(path)).toBe(0);
+    const listed = await store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => record.content)).toEqual(['first fact', 'second fact']);
+    await expect(open(path).engine.init()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await store.close();
+    expect(existsSync(`${link}${JOURNAL_SUFFIX}`)).toBe(false);
   });
 
   it("acknowledges a recall's accesses and audit event once journaled, and a reopened store has them", async () => {
