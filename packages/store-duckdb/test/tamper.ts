@@ -19,6 +19,17 @@ export function tamperStatements(attack: TamperAttack): string[] {
       ];
       return [`UPDATE mnemo_records SET ${sets.join(', ')} WHERE id = ${text(attack.id)}`];
     }
+    case 'update_plan_tokens': {
+      const id = text(attack.id);
+      return [
+        `UPDATE mnemo_records SET plan_tokens = [${attack.tokens.map(text).join(', ')}], plan_token_count = ${attack.tokens.length} WHERE id = ${id}`,
+        `DELETE FROM mnemo_plan_tokens WHERE record_id = ${id}`,
+        ...attack.tokens.map(
+          (token) =>
+            `INSERT INTO mnemo_plan_tokens (record_id, token) VALUES (${id}, ${text(token)})`,
+        ),
+      ];
+    }
     case 'delete_record':
       return [`DELETE FROM mnemo_records WHERE id = ${text(attack.id)}`];
     case 'copy_record':

@@ -26,6 +26,22 @@ export function tamperStatements(schema: string, attack: TamperAttack): Statemen
         sets.push(`deleted_at = ${attack.deleted ? 'created_at' : 'NULL'}`);
       return [[`UPDATE ${s}.mnemo_records SET ${sets.join(', ')} WHERE id = $1`, values]];
     }
+    case 'update_plan_tokens':
+      return [
+        [
+          `UPDATE ${s}.mnemo_records SET plan_tokens = $2::text[],
+             plan_token_keys = ARRAY(SELECT md5(t) FROM unnest($2::text[]) AS t),
+             plan_token_count = cardinality($2::text[])
+           WHERE id = $1`,
+          [attack.id, attack.tokens],
+        ],
+        [
+          `INSERT INTO ${s}.mnemo_plan_token_df (key, df)
+           SELECT md5(t), 1 FROM unnest($1::text[]) AS t
+           ON CONFLICT (key) DO UPDATE SET df = ${s}.mnemo_plan_token_df.df + 1`,
+          [attack.tokens],
+        ],
+      ];
     case 'delete_record':
       return [[`DELETE FROM ${s}.mnemo_records WHERE id = $1`, [attack.id]]];
     case 'copy_record':

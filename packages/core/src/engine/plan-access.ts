@@ -3,13 +3,20 @@ import type { PlanCandidate, PlanStats } from '../ports/memory-store.js';
 import {
   isPlanRecord,
   type JsonObject,
+  type JsonValue,
   type MemoryRecord,
   PLAN_METADATA_KEY,
   PLAN_TAG,
   type PlanSignatureStrategy,
   type Scope,
 } from '../records.js';
-import { validateContent, validateLabel, validateMetadata, validateScope } from '../validation.js';
+import {
+  validateArray,
+  validateContent,
+  validateLabel,
+  validateMetadata,
+  validateScope,
+} from '../validation.js';
 import {
   appendAudit,
   handleContext,
@@ -44,9 +51,11 @@ export interface PlanAccess {
   validateTtl(ttlMs: unknown): number | undefined;
   /**
    * Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`,
-   * payload under `PLAN_METADATA_KEY`. With `ttlMs` (a positive number of
-   * milliseconds) the record expires that long after the engine clock's now,
-   * and like any expired record disappears from every read, plan lookup included.
+   * payload under `PLAN_METADATA_KEY`, indexed under `tokens` (strings, sorted
+   * and distinct; when the payload has `signature_tokens`, the same set, else
+   * `INVALID_INPUT`). With `ttlMs` (a positive number of milliseconds) the
+   * record expires that long after the engine clock's now, and like any
+   * expired record disappears from every read, plan lookup included.
    */
   writePlan(input: {
     query: string;
@@ -55,7 +64,12 @@ export interface PlanAccess {
     tokens: readonly string[];
     ttlMs?: number;
   }): Promise<RememberResult>;
-  /** See `MemoryStore.findPlanCandidates`; visibility is the handle's. */
+  /**
+   * See `MemoryStore.findPlanCandidates`; visibility is the handle's. A
+   * candidate whose stored tokens are not its payload's `signature_tokens`
+   * (which its content hash covers, where the stored tokens are only an
+   * index) is left out: its row was changed behind the engine's back.
+   */
   findCandidates(input: {
     tokens: readonly string[];
     minTokens: number;
@@ -84,6 +98,8 @@ export interface PlanAccess {
 }
 
 const MAX_TOKEN_COUNT = 2 ** 31 - 1;
+/** Most tokens one plan may be indexed under: more than a payload within the metadata limit holds. */
+const MAX_PLAN_TOKENS = 100_000;
 
 /**
  * The longest time to live of a plan, in ms (about 126,000 years): any longer
@@ -103,6 +119,21 @@ function validateTtl(ttlMs: unknown): number | undefined {
   return ttlMs;
 }
 
+/**
+ * True when `tokens` are the set of the payload's `signature_tokens`, or the
+ * payload has none. The stored tokens are an index of the plan; the payload
+ * is what its content hash covers.
+ */
+function signedTokensMatch(payload: JsonValue | undefined, tokens: readonly string[]): boolean {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return true;
+  const signed = payload.signature_tokens;
+  if (signed === undefined) return true;
+  if (!Array.isArray(signed)) return false;
+  const set = new Set(signed);
+  const indexed = new Set(tokens);
+  return set.size === indexed.size && [...indexed].every((token) => set.has(token));
+}
+
 export function planAccess(handle: MemoryHandle): PlanAccess {
   const context = handleContext(handle);
   return {
@@ -117,6 +148,12 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
         throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
       }
       validateTtl(ttlMs);
+      const indexed = validateArray('tokens', tokens, MAX_PLAN_TOKENS).map((token, index) => {
+        if (typeof token !== 'string') throw invalidInput(`tokens[${index}]`, 'must be a string');
+        return token;
+      });
+      if (!signedTokensMatch(payload, indexed))
+        throw invalidInput('tokens', "must be the payload's signature_tokens");
       const now = context.clock.now();
       const [result] = await writeRecords(
         handle,
@@ -135,7 +172,7 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
             threadId: null,
             sourceType: null,
             expiresAt: ttlMs === undefined ? null : new Date(now.getTime() + Math.ceil(ttlMs)),
-            plan: { tokens: [...tokens], payload },
+            plan: { tokens: indexed, payload },
           },
         ],
         now,
@@ -143,20 +180,24 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       );
       return result as RememberResult;
     },
-    findCandidates: ({ tokens, minTokens, maxTokens, minShared }) =>
-      context.store.findPlanCandidates({
-        visibility: {
-          agentId: handle.principal.agentId,
-          orgId: handle.principal.orgId,
-          now: context.clock.now(),
-        },
-        tokens,
-        // A tiny similarity threshold makes the upper size bound huge (or infinite): no plan
-        // has more tokens than a 32-bit count, which every store can bind.
-        minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
-        maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
-        ...(minShared === undefined ? {} : { minShared }),
-      }),
+    findCandidates: async ({ tokens, minTokens, maxTokens, minShared }) =>
+      (
+        await context.store.findPlanCandidates({
+          visibility: {
+            agentId: handle.principal.agentId,
+            orgId: handle.principal.orgId,
+            now: context.clock.now(),
+          },
+          tokens,
+          // A tiny similarity threshold makes the upper size bound huge (or infinite): no plan
+          // has more tokens than a 32-bit count, which every store can bind.
+          minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
+          maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
+          ...(minShared === undefined ? {} : { minShared }),
+        })
+      ).filter((candidate) =>
+        signedTokensMatch(candidate.record.metadata[PLAN_METADATA_KEY], candidate.signatureTokens),
+      ),
     auditReplay: async (recordIds, details) => {
       if (!context.readAuditing) return;
       const now = context.clock.now();

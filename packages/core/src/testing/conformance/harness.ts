@@ -42,6 +42,11 @@ export type TamperAttack =
       tags?: string[];
       deleted?: boolean;
     }
+  /**
+   * Replaces the signature tokens a plan is indexed under (its payload, which
+   * its hash covers, stays), in every table that indexes them.
+   */
+  | { kind: 'update_plan_tokens'; id: string; tokens: string[] }
   /** Removes a record row (and nothing else). */
   | { kind: 'delete_record'; id: string }
   /** Inserts a copy of a record row under a new id. */

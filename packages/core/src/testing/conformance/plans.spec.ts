@@ -109,6 +109,48 @@ export function plansSpec(t: TestApi, h: Harness): void {
       expect([same.id, same.deduplicated, other.deduplicated]).toEqual([first.id, true, false]);
     });
 
+    it("rejects plan tokens that are not strings or not the payload's signature_tokens, writing nothing", async () => {
+      const { engine, store } = await h.open({ experienceMemory: true });
+      const plans = planAccess(engine.as('agent-a'));
+      const holey = new Array<string>(3);
+      holey[0] = 'one';
+      holey[2] = 'two';
+      const signed = { signature_tokens: ['one', 'two'] };
+      const bad: [string, unknown, unknown][] = [
+        ['tokens not an array', 'one two', {}],
+        ['a token not a string', ['one', 2], {}],
+        ['tokens with a hole', holey, {}],
+        ['tokens other than the signed ones', ['one', 'three'], signed],
+        ['fewer tokens than the signed ones', ['one'], signed],
+        ['signed tokens not an array', ['one'], { signature_tokens: 'one' }],
+      ];
+      for (const [label, tokens, payload] of bad) {
+        const error = await plans
+          .writePlan({ query: 'one two', payload: payload as never, tokens: tokens as never })
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
+          label,
+          code: 'INVALID_INPUT',
+        });
+      }
+      expect(await store.readAudit({ limit: 10 })).toEqual([]);
+      // The same set in another order is the payload's.
+      const { id } = await plans.writePlan({
+        query: 'one two',
+        payload: { signature_tokens: ['two', 'one'] },
+        tokens: ['one', 'two'],
+      });
+      const [candidate] = await plans.findCandidates({
+        tokens: ['one'],
+        minTokens: 1,
+        maxTokens: 2,
+      });
+      expect([candidate?.record.id, candidate?.signatureTokens]).toEqual([id, ['one', 'two']]);
+    });
+
     it('refuses plan writes when experience memory is off', async () => {
       const { engine, store } = await h.open();
       await expect(

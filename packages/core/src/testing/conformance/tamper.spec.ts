@@ -1,6 +1,7 @@
 import type { AuditHead } from '../../audit/audit-event.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryHandle } from '../../engine/memory-handle.js';
+import { planAccess } from '../../engine/plan-access.js';
 import { contentHash } from '../../hashing.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
 import { tally } from '../reliability-tally.js';
@@ -82,6 +83,35 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
         [],
       ]);
     });
+
+    it.skipIf(tamper === undefined)(
+      "a plan whose indexed tokens were changed is no candidate for them: its payload's tokens, which its hash covers, decide",
+      async () => {
+        const { engine, store } = await h.open({ experienceMemory: true });
+        const a = engine.as(CHAIN);
+        const write = (query: string, tokens: string[]) =>
+          planAccess(a).writePlan({ query, payload: { query, signature_tokens: tokens }, tokens });
+        const money = ['accounts', 'between', 'money', 'transfer'];
+        const bread = await write('bake sourdough bread', ['bake', 'bread', 'sourdough']);
+        const transfer = await write('transfer money between accounts', money);
+        const forged = await (tamper as NonNullable<typeof tamper>)(store, {
+          kind: 'update_plan_tokens',
+          id: bread.id,
+          tokens: money,
+        });
+        try {
+          const handle = createEngine({ store: forged, experienceMemory: true }).as(CHAIN);
+          const found = await planAccess(handle).findCandidates({
+            tokens: money,
+            minTokens: 1,
+            maxTokens: 10,
+          });
+          expect(found.map((candidate) => candidate.record.id)).toEqual([transfer.id]);
+        } finally {
+          if (forged !== store) await forged.close();
+        }
+      },
+    );
 
     it.skipIf(tamper === undefined)(
       'every attack on records or the audit log is reported, at the first bad position',
