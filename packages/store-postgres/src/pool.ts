@@ -72,5 +72,11 @@ export function ownPool(
   // An idle client losing its connection (a server restart) must not crash the process;
   // the pool drops it and the next query reports STORE_UNAVAILABLE or reconnects.
   pool.on('error', () => undefined);
+  // Nor a new client losing it during `verify`: the pool has removed its listener from the
+  // client by then, and the store adds its own only once the client is handed out. An
+  // 'error' event with no listener throws. The failed query reports the loss either way.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool as unknown as PostgresPool;
 }

@@ -31,6 +31,54 @@ describePostgres('the pool a store creates from a connection string', () => {
     ]);
   });
 
+  it('survives connections killed while new or in use: every failing call is STORE_UNAVAILABLE', async () => {
+    // Its own application name, so that only this test's connections are killed.
+    const name = `mnemo-killed-${process.pid}`;
+    const url = new URL(PG_URL as string);
+    url.searchParams.set('application_name', name);
+    const schema = uniqueSchema('killed');
+    cleanup.push(() => dropSchema(schema));
+    const engine = createEngine({
+      store: createPostgresStore({ connectionString: url.toString(), schema }),
+    });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    const agent = engine.as('agent-a');
+    await agent.remember({ content: 'apples are red' });
+    let stop = false;
+    const killer = (async () => {
+      while (!stop) {
+        await adminQuery(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+          [name],
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const outcomes = new Map<string, number>();
+    try {
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < 100; i += 1) {
+            const outcome = await agent.recall({ query: 'apples', strategy: 'lexical' }).then(
+              () => 'ok',
+              (error: { code?: string }) => String(error.code),
+            );
+            outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          }
+        }),
+      );
+    } finally {
+      stop = true;
+      await killer;
+    }
+    expect([...outcomes.keys()].filter((outcome) => outcome !== 'ok')).toEqual([
+      'STORE_UNAVAILABLE',
+    ]);
+    // Once the killing stops, the pool connects again.
+    expect((await agent.recall({ query: 'apples' })).hits.length).toBe(1);
+  });
+
   it("sends a write's dedup lock and lookup right behind BEGIN, and the records, accesses, expected chain head and audit events without waiting for their replies", async () => {
     const inner = ownPool({ connectionString: PG_URL as string });
     cleanup.push(() => inner.end());
