@@ -1,7 +1,7 @@
 import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
 import type { MemoryStore } from '../ports/memory-store.js';
-import { type JsonValue, type MemoryRecord, REDACTED_CONTENT } from '../records.js';
+import { type MemoryRecord, REDACTED_CONTENT } from '../records.js';
 
 export type RecordProblemKind =
   /** The record's fields no longer hash to its `contentHash`: content, metadata, tags, scope… changed. */
@@ -10,10 +10,15 @@ export type RecordProblemKind =
   | 'audit_mismatch'
   /** No `remember` or `import` event names the record: it was inserted behind the engine's back. */
   | 'unaudited'
-  /** A `remember`/`import` event names the record, no hard `forget` does, and it is gone. */
+  /** A `remember`/`import` event names the record, no later hard `forget` does, and it is gone. */
   | 'missing'
-  /** A `forget` event names the record, yet it is live again. */
+  /**
+   * The last `forget` event naming the record deleted it, yet it is live
+   * again; or it forgot it for good (`hard`), yet the record is back.
+   */
   | 'undeleted'
+  /** The last `forget` event naming the record redacted it, yet its content is back. */
+  | 'unredacted'
   /** The record is marked deleted, but no `forget` event names it (nor was it imported deleted). */
   | 'unaudited_deletion';
 
@@ -42,14 +47,27 @@ export interface VerifyRecordsOptions {
   pageSize?: number;
 }
 
+/** What the audit log says a record should be now. */
+type RecordState = 'live' | 'soft' | 'redact' | 'hard';
+
+/** Where an event stands, to tell which of two events came later. */
+interface Position {
+  chain: string;
+  at: number;
+  rank: number;
+}
+
 interface AuditedRecord {
-  /** The content hash the `remember` or `import` event recorded, when there is one. */
+  /** The content hash the last `remember` or `import` event recorded, when there is one. */
   createdHash: string | null;
+  created: Position | null;
   /**
-   * The modes of the `forget` events naming it, and, for a record imported
-   * deleted or redacted, `soft` or `redact` (imports carry their deletion state).
+   * The state the last event naming it left it in: `live` once written, a
+   * `forget`'s mode, or, for a record imported deleted or redacted, `soft` or
+   * `redact` (imports carry their deletion state).
    */
-  forgotten: Set<string>;
+  state: RecordState | null;
+  changed: Position | null;
 }
 
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -93,7 +111,7 @@ export async function verifyRecords(
 
   const missing = [...audited]
     .filter(([id, entry]) => !seen.has(id) && entry.createdHash !== null)
-    .filter(([, entry]) => !entry.forgotten.has('hard'))
+    .filter(([, entry]) => entry.state !== 'hard')
     .map(([id]) => id)
     .sort(byteOrder);
   if (missing.length > 0) {
@@ -114,6 +132,17 @@ export async function verifyRecords(
   return { ok: problems.length === 0, records, problems };
 }
 
+/**
+ * Events that set a record's state, ranked for events of two chains at the
+ * same instant: a record is written before it is forgotten.
+ */
+const RANK = { remember: 0, import: 1, forget: 2 } as const;
+
+/**
+ * Reads the log once, chain by chain, keeping per record the state its
+ * latest event left it in. Within a chain, seq orders the events; across
+ * chains, their time (then `RANK`) does.
+ */
 async function readAuditedRecords(
   store: MemoryStore,
   pageSize: number,
@@ -122,10 +151,15 @@ async function readAuditedRecords(
   const entry = (id: string): AuditedRecord => {
     let found = audited.get(id);
     if (found === undefined) {
-      found = { createdHash: null, forgotten: new Set() };
+      found = { createdHash: null, created: null, state: null, changed: null };
       audited.set(id, found);
     }
     return found;
+  };
+  /** Whether `position` comes after `last`. */
+  const isLater = (last: Position | null, position: Position): boolean => {
+    if (last === null || last.chain === position.chain) return true;
+    return position.at !== last.at ? position.at > last.at : position.rank >= last.rank;
   };
   let after: { chain: string; seq: number } | undefined;
   for (;;) {
@@ -133,18 +167,36 @@ async function readAuditedRecords(
       after === undefined ? { limit: pageSize } : { after, limit: pageSize },
     );
     for (const event of page) {
-      if (event.op === 'remember' || event.op === 'import') {
-        const [id] = event.recordIds;
-        const hash = event.details.contentHash;
-        if (id !== undefined && typeof hash === 'string') {
-          const created = entry(id);
-          created.createdHash = hash;
-          if (event.details.redacted === true) created.forgotten.add('redact');
-          else if (event.details.deleted === true) created.forgotten.add('soft');
-        }
-      } else if (event.op === 'forget') {
+      if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') continue;
+      const position = { chain: event.chain, at: event.at.getTime(), rank: RANK[event.op] };
+      if (event.op === 'forget') {
         const mode = event.details.mode;
-        for (const id of event.recordIds) entry(id).forgotten.add(stringOf(mode));
+        const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
+        for (const id of event.recordIds) {
+          const forgotten = entry(id);
+          if (isLater(forgotten.changed, position)) {
+            forgotten.state = state;
+            forgotten.changed = position;
+          }
+        }
+        continue;
+      }
+      const [id] = event.recordIds;
+      const hash = event.details.contentHash;
+      if (id === undefined || typeof hash !== 'string') continue;
+      const created = entry(id);
+      if (isLater(created.created, position)) {
+        created.createdHash = hash;
+        created.created = position;
+      }
+      if (isLater(created.changed, position)) {
+        created.state =
+          event.details.redacted === true
+            ? 'redact'
+            : event.details.deleted === true
+              ? 'soft'
+              : 'live';
+        created.changed = position;
       }
     }
     const last = page.at(-1);
@@ -153,8 +205,6 @@ async function readAuditedRecords(
   }
   return audited;
 }
-
-const stringOf = (value: JsonValue | undefined) => (typeof value === 'string' ? value : '');
 
 function checkRecord(
   record: MemoryRecord,
@@ -165,9 +215,7 @@ function checkRecord(
     return { kind: 'unaudited', message: `record ${id} was not written through the engine` };
   }
   const redacted =
-    audit.forgotten.has('redact') &&
-    record.content === REDACTED_CONTENT &&
-    record.deletedAt !== null;
+    audit.state === 'redact' && record.content === REDACTED_CONTENT && record.deletedAt !== null;
   if (!redacted && contentHash(record) !== record.contentHash) {
     return { kind: 'hash_mismatch', message: `record ${id} does not match its content hash` };
   }
@@ -177,14 +225,20 @@ function checkRecord(
       message: `record ${id}'s content hash is not the one recorded when it was written`,
     };
   }
-  if (record.deletedAt === null && audit.forgotten.size > 0) {
+  if (audit.state === 'hard') {
+    return { kind: 'undeleted', message: `record ${id} was forgotten for good but is back` };
+  }
+  if (record.deletedAt === null && audit.state !== 'live') {
     return { kind: 'undeleted', message: `record ${id} was forgotten but is live again` };
   }
-  if (record.deletedAt !== null && audit.forgotten.size === 0) {
+  if (record.deletedAt !== null && audit.state === 'live') {
     return {
       kind: 'unaudited_deletion',
       message: `record ${id} is marked deleted, but no forget names it`,
     };
+  }
+  if (audit.state === 'redact' && !redacted) {
+    return { kind: 'unredacted', message: `record ${id} was redacted but its content is back` };
   }
   return null;
 }

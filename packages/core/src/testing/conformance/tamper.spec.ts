@@ -4,6 +4,7 @@ import type { MemoryHandle } from '../../engine/memory-handle.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { contentHash } from '../../hashing.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
+import type { MemoryRecord } from '../../records.js';
 import { tally } from '../reliability-tally.js';
 import type { ConformanceOptions, Harness, TamperAttack, TestApi } from './harness.js';
 
@@ -82,6 +83,47 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
         3,
         [],
       ]);
+    });
+
+    it('a backup imported after a hard forget verifies; the row of a hard-forgotten record put back does not', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as(CHAIN);
+      const restored = await a.remember({ content: 'restored from a backup' });
+      const erased = await a.remember({ content: 'card 4111 1111 1111 1111' });
+      const backup = [];
+      for await (const item of engine.exportRecords()) {
+        if (item.record.id === restored.id) backup.push(item);
+      }
+      const rows = await store.scanRecords({ limit: 10 });
+      clock.advance(1000);
+      await a.forget({ ids: [restored.id, erased.id], mode: 'hard' });
+      clock.advance(1000);
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+
+      // Behind the engine's back: the erased row as it was, marked deleted.
+      const row = rows.find((record) => record.id === erased.id) as MemoryRecord;
+      await store.transaction((tx) =>
+        tx.insertRecords([
+          {
+            record: { ...row, deletedAt: clock.now() },
+            dedupKey: 'put back',
+            isPlan: false,
+            terms: [],
+            docLength: 0,
+            planTokens: null,
+          },
+        ]),
+      );
+      expect((await engine.verifyRecords()).problems).toEqual([
+        {
+          kind: 'undeleted',
+          recordId: erased.id,
+          position: 2,
+          message: `record ${erased.id} was forgotten for good but is back`,
+        },
+      ]);
+      expect((await engine.verifyAudit()).ok).toBe(true);
     });
 
     it.skipIf(tamper === undefined)(
@@ -197,6 +239,19 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
             },
             attack: (s) => ({ kind: 'update_record', id: s.ids[4] as string, deleted: false }),
             expected: record('undeleted', 5),
+          },
+          {
+            label: 'redacted record given its content back',
+            prepare: async (agent, ids) => {
+              await agent.forget({ ids: [ids[3] as string], mode: 'redact' });
+            },
+            attack: (s) => ({
+              kind: 'update_record',
+              id: s.ids[3] as string,
+              content: 'entry 3',
+              metadata: { n: 3 },
+            }),
+            expected: record('unredacted', 4),
           },
           {
             label: 'changed event details',
