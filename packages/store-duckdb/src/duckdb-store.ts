@@ -1030,6 +1030,9 @@ class DuckDBStore implements MemoryStore {
     );
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
+
+  listPlanStats: MemoryStore['listPlanStats'] = (planIds) =>
+    this.read((s) => planQueries.listPlanStats(s, planIds));
 }
 
 /** Writes `frames` into the file, with the seq of the last as the journal's applied mark. */

@@ -50,6 +50,17 @@ export async function lockPlanStats(s: Session, planId: string): Promise<PlanSta
   return row === undefined ? null : rowToStats(row);
 }
 
+export async function listPlanStats(s: Session, planIds: readonly string[]): Promise<PlanStats[]> {
+  if (planIds.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${STATS_COLUMNS} FROM mnemo_plan_stats s
+     WHERE s.record_id IN (SELECT unnest(${p.strings(planIds)})) ORDER BY s.record_id`,
+    p,
+  );
+  return rows.map((row) => rowToStats(row) as PlanStats);
+}
+
 export async function putPlanStats(s: Session, stats: PlanStats): Promise<void> {
   const p = new Params();
   await s.exec(

@@ -131,6 +131,17 @@ export async function lockPlanStats(s: Session, planId: string): Promise<PlanSta
   return row === undefined ? null : rowToStats(row);
 }
 
+export async function listPlanStats(s: Session, planIds: readonly string[]): Promise<PlanStats[]> {
+  if (planIds.length === 0) return [];
+  const p = new Params();
+  const rows = await s.all(
+    `SELECT ${STATS_COLUMNS} FROM ${s.schema}.mnemo_plan_stats st
+     WHERE st.record_id = ANY(${p.texts(planIds)}) ORDER BY st.record_id COLLATE "C"`,
+    p,
+  );
+  return rows.map((row) => rowToStats(row) as PlanStats);
+}
+
 export async function putPlanStats(s: Session, stats: PlanStats): Promise<void> {
   const p = new Params();
   await s.exec(

@@ -556,6 +556,9 @@ class PostgresStore implements MemoryStore {
     this.read((s) => queries.scanRecords(s, page));
   listGrants: MemoryStore['listGrants'] = (recordIds) =>
     this.read((s) => queries.listGrants(s, recordIds));
+
+  listPlanStats: MemoryStore['listPlanStats'] = (planIds) =>
+    this.read((s) => planQueries.listPlanStats(s, planIds));
 }
 
 /** Runs `fn` holding the session-level advisory lock named `name` (in every process). */

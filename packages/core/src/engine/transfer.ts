@@ -3,7 +3,7 @@ import { appendAuditEntries } from '../audit/append-audit.js';
 import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
-import type { Grant, NewRecord } from '../ports/memory-store.js';
+import type { Grant, NewRecord, PlanStats } from '../ports/memory-store.js';
 import {
   isPlanRecord,
   type JsonObject,
@@ -34,10 +34,12 @@ import {
 import type { EngineContext } from './engine-context.js';
 import { WRITE_CHUNK_SIZE } from './write-records.js';
 
-/** One record as exported: every field, and every grant on it. */
+/** One record as exported: every field, every grant on it and, for a plan, its stats. */
 export interface ExportedRecord {
   record: MemoryRecord;
   grants: Grant[];
+  /** A plan's outcomes reported so far; absent for other records and for plans without any. */
+  planStats?: PlanStats;
 }
 
 /** The JSON form of an `ExportedRecord` (one NDJSON line of `mnemo export`). */
@@ -50,7 +52,7 @@ export interface ImportResult {
   skipped: number;
 }
 
-/** Every record of the store with its grants, in id order, page by page. */
+/** Every record of the store with its grants (and a plan's stats), in id order, page by page. */
 export async function* exportRecords(
   context: EngineContext,
   pageSize = 500,
@@ -62,8 +64,20 @@ export async function* exportRecords(
     );
     if (page.length === 0) return;
     const grants = await context.store.listGrants(page.map((record) => record.id));
+    const stats = new Map(
+      (
+        await context.store.listPlanStats(
+          page.filter((record) => isPlanRecord(record)).map((record) => record.id),
+        )
+      ).map((planStats) => [planStats.planId, planStats]),
+    );
     for (const record of page) {
-      yield { record, grants: grants.filter((grant) => grant.recordId === record.id) };
+      const planStats = stats.get(record.id);
+      yield {
+        record,
+        grants: grants.filter((grant) => grant.recordId === record.id),
+        ...(planStats === undefined ? {} : { planStats }),
+      };
     }
     afterId = page.at(-1)?.id;
     if (page.length < pageSize) return;
@@ -182,6 +196,8 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
     await checkEmbeddingDimensions(tx, rows);
     await tx.insertRecords(rows);
     await tx.putGrants(fresh.flatMap((item) => item.grants));
+    for (const { planStats } of fresh)
+      if (planStats !== undefined) await tx.putPlanStats(planStats);
     const byOwner = new Map<string, MemoryRecord[]>();
     for (const { record } of fresh) {
       const key = `${record.orgId ?? ''}/${record.agentId}`;
@@ -245,7 +261,7 @@ function toNewRecord(record: MemoryRecord): NewRecord {
  * `where` names it in errors. Returns fresh copies.
  */
 function checkExported(item: unknown, where: string): ExportedRecord {
-  const line = checkKeys(where, item, ['record', 'grants']);
+  const line = checkKeys(where, item, ['record', 'grants', 'planStats']);
   const r = checkKeys(`${where}.record`, line.record, RECORD_KEYS);
   const f = (name: string) => `${where}.record.${name}`;
   const optionalDate = (name: string) => (r[name] === null ? null : validateDate(f(name), r[name]));
@@ -292,7 +308,32 @@ function checkExported(item: unknown, where: string): ExportedRecord {
       expiresAt: g.expiresAt === null ? null : validateDate(gf('expiresAt'), g.expiresAt),
     };
   });
-  return { record, grants };
+  if (line.planStats === undefined) return { record, grants };
+  return {
+    record,
+    grants,
+    planStats: checkPlanStats(`${where}.planStats`, line.planStats, record),
+  };
+}
+
+const PLAN_STATS_KEYS = ['planId', 'runningOutcome', 'replays', 'failures', 'updatedAt'];
+
+function checkPlanStats(where: string, value: unknown, record: MemoryRecord): PlanStats {
+  const s = checkKeys(where, value, PLAN_STATS_KEYS);
+  const f = (name: string) => `${where}.${name}`;
+  if (!isPlanRecord(record))
+    throw invalidInput(where, `must be absent: record ${record.id} is not a plan`);
+  if (s.planId !== record.id) throw invalidInput(f('planId'), "must be the record's id");
+  const replays = checkCount(f('replays'), s.replays);
+  const failures = checkCount(f('failures'), s.failures);
+  if (failures > replays) throw invalidInput(f('failures'), 'must be at most replays');
+  return {
+    planId: record.id,
+    runningOutcome: validateUnitInterval(f('runningOutcome'), s.runningOutcome),
+    replays,
+    failures,
+    updatedAt: validateDate(f('updatedAt'), s.updatedAt),
+  };
 }
 
 const time = (value: Date | null) => (value === null ? null : value.toISOString());
@@ -303,8 +344,8 @@ const time = (value: Date | null) => (value === null ? null : value.toISOString(
  * the same records export to the same bytes from any store (PostgreSQL's
  * `jsonb` returns keys in its own order).
  */
-export function exportToJson({ record, grants }: ExportedRecord): JsonObject {
-  return {
+export function exportToJson({ record, grants, planStats }: ExportedRecord): JsonObject {
+  const json: JsonObject = {
     format: EXPORT_FORMAT,
     record: {
       ...record,
@@ -322,6 +363,9 @@ export function exportToJson({ record, grants }: ExportedRecord): JsonObject {
       expiresAt: time(grant.expiresAt),
     })),
   };
+  if (planStats !== undefined)
+    json.planStats = { ...planStats, updatedAt: planStats.updatedAt.toISOString() };
+  return json;
 }
 
 const RECORD_KEYS = [
@@ -388,7 +432,7 @@ const GRANT_KEYS = [
 
 /** Parses and validates the JSON form; `where` names the input in errors (e.g. `line 7`). */
 export function exportFromJson(value: unknown, where: string): ExportedRecord {
-  const line = checkKeys(where, value, ['format', 'record', 'grants']);
+  const line = checkKeys(where, value, ['format', 'record', 'grants', 'planStats']);
   if (line.format !== EXPORT_FORMAT)
     throw invalidInput(`${where}.format`, `must be "${EXPORT_FORMAT}"`);
   const r = checkKeys(`${where}.record`, line.record, RECORD_KEYS);
@@ -425,5 +469,11 @@ export function exportFromJson(value: unknown, where: string): ExportedRecord {
       expiresAt: date(gf('expiresAt'), g.expiresAt, true),
     };
   });
-  return checkExported({ record, grants }, where);
+  if (line.planStats === undefined) return checkExported({ record, grants }, where);
+  const stats = checkKeys(`${where}.planStats`, line.planStats, PLAN_STATS_KEYS);
+  const planStats = {
+    ...stats,
+    updatedAt: date(`${where}.planStats.updatedAt`, stats.updatedAt, false),
+  };
+  return checkExported({ record, grants, planStats }, where);
 }

@@ -265,6 +265,12 @@ export interface MemoryStore extends StoreReader {
 
   /** Every grant (live or expired) on the given records, ordered by record id then grantee. */
   listGrants(recordIds: readonly string[]): Promise<Grant[]>;
+
+  /**
+   * The stats of those of the given records that have some (plans with an
+   * outcome reported), ordered by plan id (byte order). For export.
+   */
+  listPlanStats(planIds: readonly string[]): Promise<PlanStats[]>;
 }
 
 /**

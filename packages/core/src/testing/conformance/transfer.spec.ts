@@ -33,16 +33,29 @@ export function transferSpec(t: TestApi, h: Harness): void {
       await a.forget({ ids: [soft.id] });
       await a.forget({ ids: [redacted.id], mode: 'redact' });
       await engineRecall(a);
-      await planAccess(a).writePlan({
+      const plan = await planAccess(a).writePlan({
         query: 'how to x',
         payload: { signature_tokens: ['how'] },
         tokens: ['how'],
       });
+      const stats = await planAccess(a).updatePlanStats(plan.id, () => ({
+        runningOutcome: 0.25,
+        replays: 2,
+        failures: 1,
+        details: {},
+      }));
       await source.engine.as('agent-c').remember({ content: 'another owner', scope: 'global' });
 
       const exported = [];
       for await (const item of source.engine.exportRecords({ pageSize: 2 })) exported.push(item);
       expect(exported).toHaveLength(5);
+      // A plan's reported outcomes go with it (a plan retired in the source stays retired).
+      expect(exported.filter((item) => item.planStats !== undefined)).toEqual([
+        expect.objectContaining({
+          record: expect.objectContaining({ id: plan.id }),
+          planStats: { ...stats, planId: plan.id },
+        }),
+      ]);
       expect(exported.map((item) => item.record.id)).toEqual(
         [...exported.map((item) => item.record.id)].sort(),
       );
@@ -74,7 +87,7 @@ export function transferSpec(t: TestApi, h: Harness): void {
       const plans = await planAccess(target.engine.as('agent-a', { orgId: 'acme' })).findCandidates(
         { tokens: ['how'], minTokens: 1, maxTokens: 1 },
       );
-      expect(plans.map((plan) => plan.record.tags)).toEqual([[PLAN_TAG]]);
+      expect(plans.map((found) => [found.record.tags, found.stats])).toEqual([[[PLAN_TAG], stats]]);
       expect(
         (
           await target.engine
@@ -83,6 +96,52 @@ export function transferSpec(t: TestApi, h: Harness): void {
         ).deduplicated,
       ).toBe(true);
       expect(await target.engine.importRecords(parsed)).toEqual({ imported: 0, skipped: 5 });
+    });
+
+    it("rejects plan stats that are not a plan's or not possible, writing nothing", async () => {
+      const source = await h.open({ experienceMemory: true });
+      const a = source.engine.as('agent-a');
+      const plan = await planAccess(a).writePlan({
+        query: 'how to x',
+        payload: { signature_tokens: ['how'] },
+        tokens: ['how'],
+      });
+      await planAccess(a).updatePlanStats(plan.id, () => ({
+        runningOutcome: 0.75,
+        replays: 1,
+        failures: 0,
+        details: {},
+      }));
+      const note = await a.remember({ content: 'not a plan' });
+      const exported: ExportedRecord[] = [];
+      for await (const item of source.engine.exportRecords()) exported.push(item);
+      const [withStats, other] = [plan.id, note.id].map((id) =>
+        exported.find((item) => item.record.id === id),
+      ) as [ExportedRecord, ExportedRecord];
+      const stats = withStats.planStats as NonNullable<ExportedRecord['planStats']>;
+      const target = await h.open({ experienceMemory: true });
+      const cases: [unknown, string][] = [
+        [{ ...other, planStats: { ...stats, planId: note.id } }, 'records[0].planStats'],
+        [{ ...withStats, planStats: { ...stats, planId: note.id } }, 'records[0].planStats.planId'],
+        [
+          { ...withStats, planStats: { ...stats, runningOutcome: 1.5 } },
+          'records[0].planStats.runningOutcome',
+        ],
+        [{ ...withStats, planStats: { ...stats, failures: 2 } }, 'records[0].planStats.failures'],
+        [{ ...withStats, planStats: { ...stats, replays: -1 } }, 'records[0].planStats.replays'],
+        [{ ...withStats, planStats: { ...stats, extra: 1 } }, 'records[0].planStats.extra'],
+      ];
+      for (const [item, field] of cases) {
+        await expect(target.engine.importRecords([item as ExportedRecord])).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field },
+        });
+      }
+      expect(await target.store.scanRecords({ limit: 10 })).toEqual([]);
+      // The JSON form carries them too.
+      const line = JSON.parse(JSON.stringify(exportToJson(withStats)));
+      expect(line.planStats).toEqual({ ...stats, updatedAt: stats.updatedAt.toISOString() });
+      expect(exportFromJson(line, 'line 1')).toEqual(withStats);
     });
 
     it('rejects a tampered record before writing anything', async () => {
