@@ -95,8 +95,10 @@ function isRedacted(record: MemoryRecord): boolean {
  * record in its owner's chain. Each record is validated like a `remember`
  * (reserved tags allowed, since plans are exported too) and its `contentHash`
  * must match its fields (redacted records excepted), so a tampered export is
- * rejected. Records whose id exists are skipped. One transaction per 500
- * records.
+ * rejected. Records whose id exists are skipped. Records are restored as
+ * they were, not deduplicated: one with the content, owner and scope of a
+ * live record under another id is written too, since grants and plans may
+ * name it by its id. One transaction per 500 records.
  *
  * A synchronous iterable (an array) is validated whole before anything is
  * written: a bad item is `INVALID_INPUT` naming it (`records[7].record.scope`)
