@@ -27,11 +27,15 @@ export interface RunningHttpServer {
   readonly host: string;
   readonly port: number;
   /**
-   * Stops accepting requests, lets the requests being answered finish, then
-   * closes every connection. Idempotent.
+   * Stops accepting requests, cuts off those whose body has not all arrived,
+   * lets the requests being answered finish (for up to `CLOSE_GRACE_MS`),
+   * then closes every connection. Idempotent.
    */
   close(): Promise<void>;
 }
+
+/** How long `close()` waits for the requests being answered before it closes their connections. */
+export const CLOSE_GRACE_MS = 30_000;
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
@@ -110,15 +114,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     await transport.handleRequest(request, response);
   };
 
-  // Requests being answered, so that close() lets them finish.
-  const answering = new Set<Promise<void>>();
+  // Requests being answered, so that close() lets them finish, with their requests, so that
+  // it can tell those still sending their body; and those close() cut off.
+  const answering = new Map<Promise<void>, IncomingMessage>();
+  const cut = new WeakSet<IncomingMessage>();
   const http = createServer((request, response) => {
     const answer = handle(request, response).catch((error: unknown) => {
+      if (cut.has(request)) return;
       onInternalError?.(error, 'http');
       if (!response.headersSent) reply(response, 500, 'internal error');
       else response.end();
     });
-    answering.add(answer);
+    answering.set(answer, request);
     void answer.finally(() => answering.delete(answer));
   });
   await new Promise<void>((resolve, reject) => {
@@ -141,7 +148,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         // No new connections; idle ones end now, busy ones once their answer is written.
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));
         http.closeIdleConnections();
-        await Promise.allSettled([...answering]);
+        // A request whose body has not all arrived is not being answered yet (a client that
+        // stalls would otherwise hold the store open until Node's request timeout).
+        for (const request of answering.values()) {
+          if (request.complete) continue;
+          cut.add(request);
+          request.socket.destroy();
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...answering.keys()]),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, CLOSE_GRACE_MS);
+          }),
+        ]);
+        clearTimeout(timer);
         http.closeAllConnections();
         await closed;
       })();

@@ -1,4 +1,5 @@
 export {
+  CLOSE_GRACE_MS,
   type HttpServerOptions,
   isLoopbackHost,
   type RunningHttpServer,
@@ -22,5 +23,5 @@ export {
   type TokenPrincipal,
   type TokenRegistry,
 } from './token-config.js';
-export type { ToolErrorBody } from './tool-result.js';
+export { MAX_RESULT_CHARS, type ToolErrorBody } from './tool-result.js';
 export { VERSION } from './version.js';

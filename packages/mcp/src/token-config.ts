@@ -41,8 +41,8 @@ const digest = (token: string) => createHash('sha256').update(token, 'utf8').dig
 /**
  * Builds a registry from the token file's JSON:
  * `{ "tokens": [ { "token": "…", "agent": "a", "org": "o" }, { "token_sha256": "<hex>", "agent": "b" } ] }`.
- * Each entry gives the token itself (at least 16 characters) or its SHA-256 hex digest,
- * and the agent (and optionally org) it authenticates as. Throws `INVALID_INPUT` naming the
+ * Each entry gives the token itself (at least 16 printable ASCII characters) or its SHA-256
+ * hex digest, and the agent (and optionally org) it authenticates as. Throws `INVALID_INPUT` naming the
  * bad entry; the message never repeats a token.
  */
 export function parseTokenConfig(value: unknown): TokenRegistry {
@@ -71,10 +71,11 @@ export function parseTokenConfig(value: unknown): TokenRegistry {
     }
     let hash: Buffer;
     if (token !== undefined) {
-      if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
+      // Printable ASCII: what every client sends byte for byte in an Authorization header.
+      if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !/^[!-~]+$/.test(token)) {
         throw invalid(
           `${where}.token`,
-          `must be a string of at least ${MIN_TOKEN_LENGTH} characters without spaces`,
+          `must be at least ${MIN_TOKEN_LENGTH} printable ASCII characters without spaces`,
         );
       }
       hash = digest(token);

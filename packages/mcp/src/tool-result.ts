@@ -12,9 +12,35 @@ export interface ToolErrorBody {
   };
 }
 
-/** A successful result: the value as JSON text and as `structuredContent`. */
+/**
+ * The longest JSON text a result may hold, in characters. The SDK sends the
+ * value twice (the text, escaped once more, and `structuredContent`) in one
+ * message, which must stay below V8's longest string (2^29 − 24 characters):
+ * at most three times this, when every character of the text is escaped.
+ */
+export const MAX_RESULT_CHARS = 32 * 1024 * 1024;
+
+/**
+ * A successful result: the value as JSON text and as `structuredContent`; or,
+ * when the text would be longer than `MAX_RESULT_CHARS`, an `INVALID_INPUT`
+ * error result (an answer that large could not be sent at all).
+ */
 export function okResult(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+  let text: string | null = null;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+  }
+  if (text === null || text.length > MAX_RESULT_CHARS) {
+    return errorResult(
+      new MnemoError(
+        'INVALID_INPUT',
+        `the answer would be more than ${MAX_RESULT_CHARS} characters of JSON, too large to send: ask for fewer or smaller records (a lower limit)`,
+      ),
+    );
+  }
+  return { content: [{ type: 'text', text }], structuredContent: value };
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type MemoryStore, MnemoError } from '@mnemo/core';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
@@ -227,6 +228,32 @@ describe('the Streamable HTTP transport', () => {
     expect((await engine.as('agent-a').recall({ query: 'closing' })).hits).toHaveLength(1);
     // Closed: a new request is refused.
     await expect(connectHttp(server.url, TOKEN_A)).rejects.toThrow();
+  });
+
+  it('cuts off a request whose body has not all arrived when it closes', async () => {
+    const { server } = await start();
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    socket.write(
+      [
+        'POST /mcp HTTP/1.1',
+        'Host: 127.0.0.1',
+        `Authorization: Bearer ${TOKEN_A}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        'Content-Length: 100',
+        '',
+        '{"jsonrpc"',
+      ].join('\r\n'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await server.close();
+    await ended;
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('will not listen on a non-loopback host unless allowed', async () => {

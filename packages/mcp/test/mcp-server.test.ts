@@ -1,6 +1,6 @@
 import { MnemoError } from '@mnemo/core';
 import { describe, expect, it, vi } from 'vitest';
-import { CORE_TOOLS, createMcpServer, PLAN_TOOLS } from '../src/index.js';
+import { CORE_TOOLS, createMcpServer, MAX_RESULT_CHARS, PLAN_TOOLS } from '../src/index.js';
 import { call, connect, ok, openEngine, START } from './fixture.js';
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -427,6 +427,28 @@ describe('the MCP server, through an in-process SDK client', () => {
       },
     });
     expect((await ok(client, 'mnemo.remember', { content: 'still serving' })).id).toBe('id-000001');
+  });
+
+  it('answers INVALID_INPUT instead of a result too large to send, and keeps serving', async () => {
+    const { engine } = await openEngine();
+    // Each record's JSON doubles its quotes: 17 of them pass MAX_RESULT_CHARS together.
+    const content = `kestrel ${'"'.repeat(1024 * 1024 - 16)}`;
+    await engine
+      .as('agent-a')
+      .rememberMany(Array.from({ length: 17 }, (_, i) => ({ content: `${i} ${content}` })));
+    const client = await connect({ engine, principal: { agentId: 'agent-a' } });
+    const large = await call(client, 'mnemo.recall', { query: 'kestrel', limit: 17 });
+    expect([large.isError, large.body]).toEqual([
+      true,
+      {
+        error: {
+          code: 'INVALID_INPUT',
+          message: `the answer would be more than ${MAX_RESULT_CHARS} characters of JSON, too large to send: ask for fewer or smaller records (a lower limit)`,
+        },
+      },
+    ]);
+    const fits = await ok(client, 'mnemo.recall', { query: 'kestrel', limit: 8 });
+    expect((fits.hits as unknown[]).length).toBe(8);
   });
 
   it('reports an unexpected failure as INTERNAL, tells onInternalError, and keeps serving', async () => {

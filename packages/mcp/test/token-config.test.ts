@@ -67,9 +67,11 @@ describe('token files', () => {
     expect(message({ tokens: [{ agent: 'a' }] })).toBe(
       'tokens[0]: give exactly one of token or token_sha256',
     );
-    expect(message({ tokens: [{ token: 'short', agent: 'a' }] })).toBe(
-      'tokens[0].token: must be a string of at least 16 characters without spaces',
-    );
+    for (const token of ['short', 'sixteen chars ok', 'clé-secrète-ünïcødé-0123']) {
+      expect(message({ tokens: [{ token, agent: 'a' }] })).toBe(
+        'tokens[0].token: must be at least 16 printable ASCII characters without spaces',
+      );
+    }
     expect(message({ tokens: [{ token_sha256: 'abc', agent: 'a' }] })).toBe(
       'tokens[0].token_sha256: must be 64 hex digits (the SHA-256 of the token)',
     );
