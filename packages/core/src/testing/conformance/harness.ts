@@ -100,3 +100,11 @@ export function createHarness(t: TestApi, options: ConformanceOptions): Harness 
     },
   };
 }
+
+/** The `code` of the error `pending` fails with (undefined for one without), or null when it succeeds. */
+export function codeOf(pending: Promise<unknown>): Promise<string | undefined | null> {
+  return pending.then(
+    () => null,
+    (error: unknown) => (error as { code?: string }).code,
+  );
+}

@@ -1,6 +1,6 @@
 import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
-import type { Fixture, Harness, TestApi } from './harness.js';
+import { codeOf, type Fixture, type Harness, type TestApi } from './harness.js';
 
 /** Everything a store holds that an operation could change. */
 async function snapshot(store: MemoryStore) {
@@ -95,17 +95,8 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
       const { engine, store } = await seeded();
       const before = await snapshot(store);
       for (const [label, input] of badRemember) {
-        const error = await engine
-          .as('agent-a')
-          .remember(input as never)
-          .then(
-            () => null,
-            (e: unknown) => e,
-          );
-        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
-          label,
-          code: 'INVALID_INPUT',
-        });
+        const code = await codeOf(engine.as('agent-a').remember(input as never));
+        expect({ label, code }).toEqual({ label, code: 'INVALID_INPUT' });
       }
       expect(await snapshot(store)).toEqual(before);
       expect(({} as Record<string, unknown>).polluted).toBe(undefined);
@@ -194,14 +185,7 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
         ],
       ];
       for (const [label, call] of calls) {
-        const error = await call().then(
-          () => null,
-          (e: unknown) => e,
-        );
-        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
-          label,
-          code: 'INVALID_INPUT',
-        });
+        expect({ label, code: await codeOf(call()) }).toEqual({ label, code: 'INVALID_INPUT' });
       }
       expect(await snapshot(store)).toEqual(before);
     });

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../canonical.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { PLAN_METADATA_KEY, PLAN_TAG } from '../../records.js';
-import type { Harness, TestApi } from './harness.js';
+import { codeOf, type Harness, type TestApi } from './harness.js';
 
 export function plansSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
@@ -125,16 +125,10 @@ export function plansSpec(t: TestApi, h: Harness): void {
         ['signed tokens not an array', ['one'], { signature_tokens: 'one' }],
       ];
       for (const [label, tokens, payload] of bad) {
-        const error = await plans
-          .writePlan({ query: 'one two', payload: payload as never, tokens: tokens as never })
-          .then(
-            () => null,
-            (e: unknown) => e,
-          );
-        expect({ label, code: (error as { code?: string } | null)?.code }).toEqual({
-          label,
-          code: 'INVALID_INPUT',
-        });
+        const code = await codeOf(
+          plans.writePlan({ query: 'one two', payload: payload as never, tokens: tokens as never }),
+        );
+        expect({ label, code }).toEqual({ label, code: 'INVALID_INPUT' });
       }
       expect(await store.readAudit({ limit: 10 })).toEqual([]);
       // The same set in another order is the payload's.
