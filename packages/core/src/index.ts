@@ -29,6 +29,7 @@ export type {
   RecordVerification,
   VerifyRecordsOptions,
 } from './audit/verify-records.js';
+export { compareByteOrder } from './byte-order.js';
 export { canonicalJson, sha256Hex } from './canonical.js';
 export { createUuidV7Generator, noopEmbedder, systemClock } from './defaults.js';
 export { createEngine, type Engine, type EngineOptions } from './engine/create-engine.js';

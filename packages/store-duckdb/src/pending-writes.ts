@@ -1,4 +1,4 @@
-import type { AuditHead } from '@mnemo/core';
+import { type AuditHead, compareByteOrder } from '@mnemo/core';
 import type { JournalFrame } from './journal.js';
 
 interface PendingRecord {
@@ -127,6 +127,7 @@ export function addSmallestIds(
 ): void {
   for (const [key, duplicate] of duplicates) {
     const current = found.get(key);
-    if (current === undefined || duplicate.id < current.id) found.set(key, duplicate);
+    if (current === undefined || compareByteOrder(duplicate.id, current.id) < 0)
+      found.set(key, duplicate);
   }
 }

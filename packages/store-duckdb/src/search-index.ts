@@ -1,6 +1,7 @@
 import {
   BM25_B,
   BM25_K1,
+  compareByteOrder,
   type Grant,
   type RecordFilters,
   type TermFrequency,
@@ -310,11 +311,12 @@ export class SearchIndex {
       const last = best.length === limit ? (best[limit - 1] as RankedId) : null;
       if (last !== null && score < last.score) continue;
       const id = this.ids[slot] as string;
-      if (last !== null && score === last.score && id > last.id) continue;
+      if (last !== null && score === last.score && compareByteOrder(id, last.id) > 0) continue;
       let at = best.length;
       while (at > 0) {
         const above = best[at - 1] as RankedId;
-        if (above.score > score || (above.score === score && above.id < id)) break;
+        if (above.score > score || (above.score === score && compareByteOrder(above.id, id) < 0))
+          break;
         at -= 1;
       }
       best.splice(at, 0, { id, score });

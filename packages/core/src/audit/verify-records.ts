@@ -1,3 +1,4 @@
+import { compareByteOrder } from '../byte-order.js';
 import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
 import type { MemoryStore } from '../ports/memory-store.js';
@@ -70,8 +71,6 @@ interface AuditedRecord {
   changed: Position | null;
 }
 
-const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * Checks every record against its own hash and against the audit log: each
  * record hashes to its `contentHash` (redacted ones excepted), that hash is
@@ -113,13 +112,14 @@ export async function verifyRecords(
     .filter(([id, entry]) => !seen.has(id) && entry.createdHash !== null)
     .filter(([, entry]) => entry.state !== 'hard')
     .map(([id]) => id)
-    .sort(byteOrder);
+    .sort(compareByteOrder);
   if (missing.length > 0) {
     // A missing record's position: after every scanned record whose id sorts before it.
-    const scanned = [...seen].sort(byteOrder);
+    const scanned = [...seen].sort(compareByteOrder);
     let index = 0;
     for (const [offset, id] of missing.entries()) {
-      while (index < scanned.length && (scanned[index] as string) < id) index += 1;
+      while (index < scanned.length && compareByteOrder(scanned[index] as string, id) < 0)
+        index += 1;
       problems.push({
         kind: 'missing',
         recordId: id,
@@ -127,7 +127,7 @@ export async function verifyRecords(
         message: `record ${id} was written but is gone, and no hard forget names it`,
       });
     }
-    problems.sort((a, b) => a.position - b.position || byteOrder(a.recordId, b.recordId));
+    problems.sort((a, b) => a.position - b.position || compareByteOrder(a.recordId, b.recordId));
   }
   return { ok: problems.length === 0, records, problems };
 }

@@ -1,3 +1,4 @@
+import { compareByteOrder } from '../byte-order.js';
 import type { ScoredRecord } from '../ports/memory-store.js';
 import type { MemoryRecord } from '../records.js';
 
@@ -27,7 +28,8 @@ export interface FusedRecord {
   lanes: Partial<Record<Lane, LaneScore>>;
 }
 
-const byId = (a: MemoryRecord, b: MemoryRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** By id in byte order, as the stores rank ties. */
+const byId = (a: MemoryRecord, b: MemoryRecord) => compareByteOrder(a.id, b.id);
 
 /**
  * Recency lane over the candidates of the other lanes: newest first (ties by

@@ -1,4 +1,5 @@
 import { BM25_B, BM25_K1, queryTerms, termFrequencies } from '../analyzer.js';
+import { compareByteOrder } from '../byte-order.js';
 
 /**
  * BM25 computed directly in TypeScript over the given documents (the visible
@@ -37,7 +38,7 @@ export function bm25Reference(
     })
     .filter((doc) => doc.matched)
     .map(({ id, score }) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    .sort((a, b) => b.score - a.score || compareByteOrder(a.id, b.id));
 }
 
 /** Cosine similarity in double precision. */

@@ -1,7 +1,9 @@
+import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import type { RecordFilters } from '../../ports/memory-store.js';
 import type { MemoryType, Scope } from '../../records.js';
 import { bm25Reference } from '../bm25-reference.js';
+import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
 const CORPUS = [
@@ -40,6 +42,39 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
         'id-000003',
         'id-000011',
       ]);
+    });
+
+    it('breaks ties by id in byte order, in lexical and hybrid recall alike', async () => {
+      const { store, clock } = await h.open();
+      // Byte order: z (7A) < Ａ (EF BC A1) < 😀 (F0 9F 98 80); UTF-16 puts 😀 (D83D) before Ａ (FF21).
+      const marks = ['😀', 'Ａ', 'z'];
+      let n = 0;
+      const engine = createEngine({
+        store,
+        clock,
+        embedder: createHashEmbedder({ dimensions: 8 }),
+        // Without recency, the three records tie in every lane.
+        laneWeights: { recency: 0 },
+        ids: () => `id-${marks[n % 3]}-${n++}`,
+      });
+      const a = engine.as('agent-a');
+      const ids: string[] = [];
+      for (const scope of ['private', 'shared', 'public'] as const) {
+        ids.push((await a.remember({ content: 'apple pie', scope })).id);
+      }
+      const byBytes = [...ids].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+      expect(byBytes).not.toEqual([...ids].sort());
+      for (const strategy of ['lexical', 'hybrid'] as const) {
+        const { hits } = await a.recall({ query: 'apple', strategy, explain: true });
+        expect({ strategy, ids: hits.map((hit) => hit.record.id) }).toEqual({
+          strategy,
+          ids: byBytes,
+        });
+        if (strategy === 'hybrid') {
+          // Created at the same instant: newest id first, in byte order.
+          expect(hits.map((hit) => hit.explain?.recency?.rank)).toEqual([3, 2, 1]);
+        }
+      }
     });
 
     it('applies visibility before ranking, statistics and limit', async () => {
