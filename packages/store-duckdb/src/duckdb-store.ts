@@ -363,7 +363,7 @@ class DuckDBStore implements MemoryStore {
     ) {
       this.fixedDimensions = dimensions;
     }
-    if (this.file !== null) await this.openJournal(writer);
+    if (this.file !== null) await this.openJournal(writer, current === 0);
     // Accesses logged by an earlier process (perhaps one that crashed), its journal's included,
     // go into the records first.
     if ((await countLoggedAccesses(writer)) > 0) {
@@ -380,8 +380,11 @@ class DuckDBStore implements MemoryStore {
   /**
    * Opens the journal beside the file and applies the frames a process that
    * stopped before applying them left in it (see "Journal" in the README).
+   * A new file (`fresh`: no schema before this open) has no journal of its
+   * own: frames beside it belong to a database deleted or moved without its
+   * journal, and applying them to this one would fail or, worse, succeed.
    */
-  private async openJournal(writer: Session): Promise<void> {
+  private async openJournal(writer: Session, fresh: boolean): Promise<void> {
     const path = `${this.file}${JOURNAL_SUFFIX}`;
     let opened: ReturnType<typeof Journal.open>;
     try {
@@ -390,6 +393,13 @@ class DuckDBStore implements MemoryStore {
       throw new MnemoError('STORE_UNAVAILABLE', `DuckDB: opening the journal ${path} failed`, {
         cause: error,
       });
+    }
+    if (fresh && opened.frames.length > 0) {
+      opened.journal.close(false);
+      throw new MnemoError(
+        'STORE_UNAVAILABLE',
+        `DuckDB: the journal ${path} holds acknowledged writes (${opened.frames.length} frames) of a database that is not ${this.options.path}, which is new: put that database back beside it, or delete the journal to start empty`,
+      );
     }
     this.journal = opened.journal;
     const applied = await queries.journalApplied(writer);

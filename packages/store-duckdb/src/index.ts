@@ -1,1 +1,1 @@
-export { createDuckDBStore, type DuckDBStoreOptions } from './duckdb-store.js';
+export { createDuckDBStore, type DuckDBStoreOptions, JOURNAL_SUFFIX } from './duckdb-store.js';

@@ -2,7 +2,13 @@ import { execFile } from 'node:child_process';
 import { appendFileSync, existsSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type AuditEvent, createEngine, type IdGenerator, type NewRecord } from '@mnemo/core';
+import {
+  type AuditEvent,
+  createEngine,
+  type IdGenerator,
+  type MnemoError,
+  type NewRecord,
+} from '@mnemo/core';
 import { createHashEmbedder, createManualClock, memoryRecord } from '@mnemo/core/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
@@ -103,6 +109,30 @@ describe('DuckDB journal', () => {
     await expect(open(path).engine.init()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await store.close();
     expect(existsSync(`${link}${JOURNAL_SUFFIX}`)).toBe(false);
+  });
+
+  it('refuses a journal left beside a new file by a deleted database, and applies nothing', async () => {
+    const path = file('deleted.duckdb');
+    await rememberAndCrash(path, ['first fact', 'second fact']);
+    const bytes = journalBytes(path);
+    expect(bytes).toBeGreaterThan(0);
+    rmSync(path);
+    rmSync(`${path}.wal`, { force: true });
+    const { engine } = open(path);
+    const error = await engine.init().then(
+      () => null,
+      (e: MnemoError) => e,
+    );
+    expect([error?.code, error?.message]).toEqual([
+      'STORE_UNAVAILABLE',
+      `DuckDB: the journal ${path}${JOURNAL_SUFFIX} holds acknowledged writes (1 frames) of a database that is not ${path}, which is new: put that database back beside it, or delete the journal to start empty`,
+    ]);
+    expect(journalBytes(path)).toBe(bytes);
+    // Deleting the journal too starts empty.
+    rmSync(`${path}${JOURNAL_SUFFIX}`);
+    const fresh = open(path);
+    await fresh.engine.init();
+    expect(await fresh.store.scanRecords({ limit: 10 })).toEqual([]);
   });
 
   it("acknowledges a recall's accesses and audit event once journaled, and a reopened store has them", async () => {
