@@ -1,7 +1,7 @@
 import { open, rm } from 'node:fs/promises';
 import { createEngine, type Engine, type MemoryStore } from '@mnemo/core';
 import { withExperienceMemory } from '@mnemo/experience';
-import { createDuckDBStore } from '@mnemo/store-duckdb';
+import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
 import { createPostgresStore } from '@mnemo/store-postgres';
 import { resetPostgresSchema } from './postgres-schema.js';
 import type { StoreSpec } from './store-spec.js';
@@ -23,7 +23,8 @@ export async function resetStore(spec: StoreSpec): Promise<void> {
 }
 
 /**
- * Makes room for a fresh database at `path`: deletes the file and its `.wal`.
+ * Makes room for a fresh database at `path`: deletes the file, its `.wal` and
+ * the store's journal (which a run stopped by Ctrl-C or a crash leaves).
  * Refuses (`UsageError`) to delete a non-empty file that is not a DuckDB
  * database, so a mistyped `--db` cannot destroy a document.
  */
@@ -36,6 +37,7 @@ export async function resetDatabaseFile(path: string): Promise<void> {
   }
   await rm(path, { force: true });
   await rm(`${path}.wal`, { force: true });
+  await rm(`${path}${JOURNAL_SUFFIX}`, { force: true });
 }
 
 async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createEngine } from '@mnemo/core';
+import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type QuestionOutcome,
@@ -215,6 +217,24 @@ describe('runDemo', () => {
 
     const kept = await runDemo({ ...options, store: duckdb(db), keep: true, now: tickingClock() });
     expect(kept).toMatchObject(keptReport({ store: 'duckdb', path: db, kept: true }));
+  });
+
+  it('starts fresh after a run stopped with writes still in the journal', async () => {
+    const db = join(dir, 'stopped.duckdb');
+    const journal = `${db}${JOURNAL_SUFFIX}`;
+    // A journal as a stopped run leaves it: acknowledged writes not yet in the file.
+    const store = createDuckDBStore({ path: db });
+    const engine = createEngine({ store });
+    await engine.init();
+    await engine.as('demo-agent').remember({ content: 'written on the file' });
+    await engine.as('demo-agent').remember({ content: 'acknowledged from the journal' });
+    const left = readFileSync(journal);
+    expect(left.length).toBeGreaterThan(0);
+    await engine.close();
+    writeFileSync(journal, left);
+
+    const fresh = freshReport({ store: 'duckdb', path: db, kept: false });
+    expect(await runDemo({ ...options, store: duckdb(db), now: tickingClock() })).toEqual(fresh);
   });
 
   it('refuses to delete a file that is not a DuckDB database', async () => {
