@@ -1,6 +1,7 @@
+import { inspect } from 'node:util';
 import { type Embedder, MnemoError } from '@mnemo/core';
 import { type OpenAIEmbedderOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { postEmbeddings, RequestFailure } from './request.js';
+import { postEmbeddings, RequestFailure, scrub, secretsOf } from './request.js';
 import { parseEmbeddings } from './response.js';
 import { retryDelay } from './retry.js';
 
@@ -56,13 +57,21 @@ async function embedBatch(
   }
 }
 
-/** The `MnemoError` for a request that will not be tried again; the key is scrubbed from the message. */
+/**
+ * The `MnemoError` for a request that will not be tried again. The secrets
+ * (see `secretsOf`) are scrubbed from its message, and its cause is replaced
+ * by a scrubbed copy when they appear anywhere in it (a logged error prints
+ * its causes).
+ */
 function failed(options: ResolvedOptions, error: RequestFailure, attempts: number): MnemoError {
+  const secrets = secretsOf(options);
   const suffix = attempts > 1 ? ` (after ${attempts} attempts)` : '';
-  let message = `${error.message}${suffix}`;
-  if (options.apiKey !== undefined) message = message.split(options.apiKey).join('[redacted]');
-  return new MnemoError('EMBEDDER_FAILED', message, {
-    cause: error.cause ?? error,
+  const cause = error.cause ?? error;
+  const shown = inspect(cause, { depth: 8 });
+  return new MnemoError('EMBEDDER_FAILED', scrub(`${error.message}${suffix}`, secrets), {
+    cause: secrets.some((secret) => shown.includes(secret))
+      ? new Error(scrub(cause instanceof Error ? cause.message : String(cause), secrets))
+      : cause,
     details: { url: options.safeURL, status: error.status, attempts },
   });
 }

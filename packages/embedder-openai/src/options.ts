@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { MnemoError } from '@mnemo/core';
 import { embeddingsEndpoint } from './endpoint.js';
 
@@ -67,13 +68,27 @@ function invalid(field: string, message: string): MnemoError {
   return new MnemoError('INVALID_INPUT', `options.${field}: ${message}`, { details: { field } });
 }
 
-function integer(field: string, value: unknown, fallback: number, min: number): number {
+function integer(
+  field: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw invalid(field, `must be an integer ≥ ${min}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalid(
+      field,
+      max === Number.MAX_SAFE_INTEGER
+        ? `must be an integer ≥ ${min}`
+        : `must be an integer from ${min} to ${max}`,
+    );
   }
   return value;
 }
+
+/** The longest delay a Node timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function optionalFunction<T>(field: string, value: unknown, fallback: T): T {
   if (value === undefined) return fallback;
@@ -88,6 +103,17 @@ function resolveHeaders(value: unknown): Readonly<Record<string, string>> {
   }
   for (const [name, header] of Object.entries(value)) {
     if (typeof header !== 'string') throw invalid(`headers.${name}`, 'must be a string');
+    try {
+      validateHeaderName(name);
+    } catch {
+      throw invalid('headers', `"${name}" is not a valid header name`);
+    }
+    try {
+      validateHeaderValue(name, header);
+    } catch {
+      // The value may be a secret: never repeat it.
+      throw invalid(`headers.${name}`, 'is not a valid header value (a control character?)');
+    }
   }
   return { ...(value as Record<string, string>) };
 }
@@ -111,11 +137,24 @@ export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions 
   ) {
     throw invalid('apiKey', 'must be a non-empty string');
   }
+  if (options.apiKey !== undefined) {
+    try {
+      validateHeaderValue('authorization', `Bearer ${options.apiKey}`);
+    } catch {
+      throw invalid('apiKey', 'is not a valid header value (a control character?)');
+    }
+  }
   if (options.dimensions === undefined) {
     throw invalid('dimensions', "is required: the length of the model's vectors");
   }
   const dimensions = integer('dimensions', options.dimensions, 0, 1);
-  const maxRetryDelayMs = integer('maxRetryDelayMs', options.maxRetryDelayMs, 30_000, 0);
+  const maxRetryDelayMs = integer(
+    'maxRetryDelayMs',
+    options.maxRetryDelayMs,
+    30_000,
+    0,
+    MAX_TIMER_MS,
+  );
   const endpoint = embeddingsEndpoint(options.baseURL);
   if (endpoint === undefined) {
     throw invalid(
@@ -130,9 +169,9 @@ export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions 
     sendDimensions: options.sendDimensions ?? false,
     apiKey: options.apiKey,
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize, 64, 1),
-    timeoutMs: integer('timeoutMs', options.timeoutMs, 30_000, 1),
+    timeoutMs: integer('timeoutMs', options.timeoutMs, 30_000, 1, MAX_TIMER_MS),
     maxRetries: integer('maxRetries', options.maxRetries, 3, 0),
-    retryDelayMs: integer('retryDelayMs', options.retryDelayMs, 500, 0),
+    retryDelayMs: integer('retryDelayMs', options.retryDelayMs, 500, 0, MAX_TIMER_MS),
     maxRetryDelayMs,
     headers: resolveHeaders(options.headers),
     fetch: optionalFunction<FetchLike>('fetch', options.fetch, (url, init) => fetch(url, init)),

@@ -23,6 +23,23 @@ export class RequestFailure extends Error {
   }
 }
 
+/**
+ * What a request carries that must never reach a message: the API key, and
+ * the extra headers' values of 8 characters or more (a proxy's key; shorter
+ * ones are not secrets, and hiding them would garble messages).
+ */
+export function secretsOf(options: ResolvedOptions): string[] {
+  const headerValues = Object.values(options.headers).filter((value) => value.length >= 8);
+  return options.apiKey === undefined ? headerValues : [options.apiKey, ...headerValues];
+}
+
+/** `text` with every secret replaced by `[redacted]`. */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let scrubbed = text;
+  for (const secret of secrets) scrubbed = scrubbed.split(secret).join('[redacted]');
+  return scrubbed;
+}
+
 const MAX_SERVER_MESSAGE = 300;
 
 /** The error message in an error body: OpenAI's `error.message`, Ollama's and TEI's `error`, FastAPI's `detail`. */
@@ -86,6 +103,7 @@ export async function postEmbeddings(
     controller.abort();
   }, options.timeoutMs);
   const where = `embeddings request to ${options.safeURL}`;
+  const secrets = secretsOf(options);
   try {
     let response: Response;
     let text: string;
@@ -95,6 +113,8 @@ export async function postEmbeddings(
         headers: requestHeaders(options),
         body: JSON.stringify(body),
         signal: controller.signal,
+        // A redirect would carry the key, the headers and the texts to wherever it points.
+        redirect: 'manual',
       });
       text = await response.text();
     } catch (error) {
@@ -103,13 +123,21 @@ export async function postEmbeddings(
           cause: error,
         });
       }
-      throw new RequestFailure(`${where} failed: ${networkReason(error)}`, true, {
+      throw new RequestFailure(`${where} failed: ${scrub(networkReason(error), secrets)}`, true, {
         cause: error,
       });
     }
+    if (response.status >= 300 && response.status < 400) {
+      throw new RequestFailure(
+        `${where} was redirected (HTTP ${response.status}); redirects are not followed, so that the key and the texts go nowhere else: give the final URL as baseURL`,
+        false,
+        { status: response.status },
+      );
+    }
     if (!response.ok) {
       const status = response.status;
-      const reason = serverMessage(text);
+      // Scrubbed before it is cut short, so that no part of a secret survives the cut.
+      const reason = serverMessage(scrub(text, secrets));
       throw new RequestFailure(
         `${where} failed with HTTP ${status}${reason ? `: ${reason}` : ''}`,
         status === 429 || status >= 500,

@@ -7,15 +7,16 @@ export interface BackoffSettings {
 
 /**
  * The wait the server asked for, in milliseconds: `retry-after-ms` (sent by
- * OpenAI) or `retry-after` in seconds. Undefined when absent or not a number
- * (an HTTP date is ignored: backoff applies).
+ * OpenAI), or `retry-after` in seconds or as an HTTP date (RFC 9110; a date
+ * past is no wait). Undefined when absent or unreadable (backoff applies).
  */
-export function retryAfterMs(headers: Headers): number | undefined {
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
   const milliseconds = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const seconds = headers.get('retry-after')?.trim() ?? '';
-  if (!/^\d+(\.\d+)?$/.test(seconds)) return undefined;
-  return Number.parseFloat(seconds) * 1000;
+  const value = headers.get('retry-after')?.trim() ?? '';
+  if (/^\d+(\.\d+)?$/.test(value)) return Number.parseFloat(value) * 1000;
+  const date = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /**

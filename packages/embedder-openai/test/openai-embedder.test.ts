@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { MnemoError } from '@mnemo/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIEmbedder, type OpenAIEmbedderOptions } from '../src/index.js';
@@ -331,7 +332,57 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
       `embeddings request to ${url()} failed with HTTP 401: Incorrect API key provided: Bearer [redacted]`,
     );
     expect(JSON.stringify(error.details)).not.toContain('secret');
+    // Nor anywhere a logged error prints: its causes included.
+    expect(inspect(error, { depth: 8 })).not.toContain('sk-secret-key');
     expect(server.requests[0]?.path).toBe('/v1/embeddings?api-key=sk-secret-key');
+  });
+
+  it('hides a key or a header secret even where the message is cut short', async () => {
+    const apiKey = `sk-proj-${'A1b2C3d4E5'.repeat(5)}`;
+    server.replies.push((request, response) =>
+      json(response, 401, {
+        error: {
+          message: `${'x'.repeat(270)} key: ${request.headers.authorization}, proxy: ${request.headers['x-proxy-key']}`,
+        },
+      }),
+    );
+    const error = await failure(
+      embedder({ apiKey, headers: { 'x-proxy-key': 'proxy-SECRET-1234' } }).embed(['x']),
+    );
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 401: ${'x'.repeat(270)} key: Bearer [redacted], proxy…`,
+    );
+    expect(inspect(error, { depth: 8 })).not.toMatch(/A1b2C3|proxy-SECRET/);
+  });
+
+  it('follows no redirect, which would carry the key, the headers and the texts elsewhere', async () => {
+    const elsewhere = await startEmbeddingsServer(DIMENSIONS);
+    try {
+      server.replies.push((_, response) => {
+        response.writeHead(307, { location: `${elsewhere.baseURL}/v1/embeddings` });
+        response.end();
+      });
+      const error = await failure(
+        embedder({ apiKey: 'sk-secret-key', headers: { 'api-key': 'azure-SECRET' } }).embed(['x']),
+      );
+      expect([error.code, error.message, error.details.status]).toEqual([
+        'EMBEDDER_FAILED',
+        `embeddings request to ${url()} was redirected (HTTP 307); redirects are not followed, so that the key and the texts go nowhere else: give the final URL as baseURL`,
+        307,
+      ]);
+      expect([server.requests.length, elsewhere.requests.length]).toEqual([1, 0]);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it('retries a 429 after the Retry-After date', async () => {
+    const inTwoMinutes = new Date(Date.now() + 120_000).toUTCString();
+    server.replies.push((_, response) => json(response, 429, {}, { 'retry-after': inTwoMinutes }));
+    await embedder({ maxRetryDelayMs: 600_000 }).embed(['x']);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(110_000);
+    expect(waits[0]).toBeLessThanOrEqual(120_000);
   });
 
   it('serves concurrent embed calls independently', async () => {

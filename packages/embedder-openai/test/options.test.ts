@@ -59,6 +59,20 @@ describe('createOpenAIEmbedder options', () => {
     ['a string maxRetryDelayMs', { ...valid, maxRetryDelayMs: '5' }, 'options.maxRetryDelayMs'],
     ['headers as an array', { ...valid, headers: [] }, 'options.headers'],
     ['a number header', { ...valid, headers: { 'x-a': 1 } }, 'options.headers.x-a'],
+    ['a header name with a space', { ...valid, headers: { 'bad header': 'x' } }, 'options.headers'],
+    [
+      'a header value with a newline',
+      { ...valid, headers: { 'x-a': 'a\nb' } },
+      'options.headers.x-a',
+    ],
+    ['an apiKey with a newline', { ...valid, apiKey: 'sk-SECRET\nx' }, 'options.apiKey'],
+    ['timeoutMs past a timer', { ...valid, timeoutMs: 2 ** 31 }, 'options.timeoutMs'],
+    ['retryDelayMs past a timer', { ...valid, retryDelayMs: 2 ** 31 }, 'options.retryDelayMs'],
+    [
+      'maxRetryDelayMs past a timer',
+      { ...valid, maxRetryDelayMs: 2 ** 31 },
+      'options.maxRetryDelayMs',
+    ],
     ['fetch not a function', { ...valid, fetch: 'fetch' }, 'options.fetch'],
     ['sleep not a function', { ...valid, sleep: 1 }, 'options.sleep'],
     ['random not a function', { ...valid, random: 0.5 }, 'options.random'],
@@ -66,6 +80,7 @@ describe('createOpenAIEmbedder options', () => {
     const error = invalid(options);
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message.startsWith(prefix)).toBe(true);
+    expect(error.message).not.toMatch(/SECRET|a\nb/);
   });
 
   it('names the expected form of baseURL without echoing it', () => {
