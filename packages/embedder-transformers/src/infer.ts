@@ -8,8 +8,9 @@ export function reason(error: unknown): string {
 }
 
 /**
- * Runs the model on `texts` and splits the `[texts, dimensions]` output into
- * one vector per text. `EMBEDDER_FAILED` when inference fails or the output
+ * Runs the model on `texts` (one at a time for `cls` and `last_token`
+ * pooling) and splits the `[texts, dimensions]` output into one vector per
+ * text. `EMBEDDER_FAILED` when inference fails or the output
  * has another shape; `DIMENSION_MISMATCH` when `dimensions` is given and the
  * vectors have another length.
  */
@@ -19,6 +20,15 @@ export async function infer(
   options: ResolvedOptions,
   dimensions: number | undefined,
 ): Promise<Float32Array[]> {
+  if (options.pooling !== 'mean' && texts.length > 1) {
+    // transformers.js pools 'cls' and 'last_token' by the first or last position of the padded
+    // batch, not of each text's own tokens: a shorter text would get a padding row. Alone, a
+    // text has no padding. ('mean' weighs by the attention mask, so it batches safely.)
+    const vectors: Float32Array[] = [];
+    for (const text of texts)
+      vectors.push(...(await infer(extractor, [text], options, dimensions)));
+    return vectors;
+  }
   const where = `model in ${options.modelPath}`;
   let output: Awaited<ReturnType<Extractor>>;
   try {

@@ -68,6 +68,18 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
     });
   });
 
+  it('pools each text by its own first or last token, whatever else is in its batch', async () => {
+    const texts = ['cat', 'sql snow bread tea'];
+    for (const pooling of ['cls', 'last_token'] as const) {
+      await withEmbedder({ pooling }, async (embedder) => {
+        expectVectors(
+          await embedder.embed(texts),
+          texts.map((text) => reference(text, pooling)),
+        );
+      });
+    }
+  });
+
   it('splits large calls into batches of maxBatchSize and keeps the order', async () => {
     const texts = ['cat', 'sql', 'snow', 'bread', 'kitten pet', 'unknown words only', 'tea'];
     await withEmbedder({ maxBatchSize: 2 }, async (embedder) => {

@@ -25,6 +25,9 @@ export const VOCAB: readonly string[] = [...SPECIAL, ...TOPICS.flat()];
 /** The embedding table row of each token id. */
 export const TABLE: readonly (readonly number[])[] = VOCAB.map((token) => {
   if (token === '[CLS]') return [0.1, 0.1, 0.1, 0.1];
+  // Rows of their own, so that a pooling that reads padding or the wrong end shows.
+  if (token === '[SEP]') return [0.2, 0.3, 0.4, 0.5];
+  if (token === '[PAD]') return [0.9, 0, 0, 0];
   const axis = TOPICS.findIndex((words) => (words as readonly string[]).includes(token));
   return Array.from({ length: HIDDEN }, (_, i) => (i === axis ? 1 : 0));
 });
@@ -35,20 +38,22 @@ export function tokens(text: string): string[] {
   return ['[CLS]', ...words.map((word) => (VOCAB.includes(word) ? word : '[UNK]')), '[SEP]'];
 }
 
-/** What the model should return for `text`: the mean (or first) token row, L2-normalized or not. */
+/** What the model should return for `text`: the mean (or first, or last) token row, L2-normalized or not. */
 export function reference(
   text: string,
-  pooling: 'mean' | 'cls' = 'mean',
+  pooling: 'mean' | 'cls' | 'last_token' = 'mean',
   normalize = true,
 ): number[] {
   const rows = tokens(text).map((token) => TABLE[VOCAB.indexOf(token)] ?? []);
   const pooled =
     pooling === 'cls'
       ? [...(rows[0] ?? [])]
-      : Array.from(
-          { length: HIDDEN },
-          (_, i) => rows.reduce((sum, row) => sum + (row[i] ?? 0), 0) / rows.length,
-        );
+      : pooling === 'last_token'
+        ? [...(rows.at(-1) ?? [])]
+        : Array.from(
+            { length: HIDDEN },
+            (_, i) => rows.reduce((sum, row) => sum + (row[i] ?? 0), 0) / rows.length,
+          );
   if (!normalize) return pooled;
   const norm = Math.hypot(...pooled);
   return pooled.map((value) => value / norm);
