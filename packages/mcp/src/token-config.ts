@@ -42,8 +42,8 @@ const digest = (token: string) => createHash('sha256').update(token, 'utf8').dig
  * Builds a registry from the token file's JSON:
  * `{ "tokens": [ { "token": "…", "agent": "a", "org": "o" }, { "token_sha256": "<hex>", "agent": "b" } ] }`.
  * Each entry gives the token itself (at least 16 printable ASCII characters) or its SHA-256
- * hex digest, and the agent (and optionally org) it authenticates as. Throws `INVALID_INPUT` naming the
- * bad entry; the message never repeats a token.
+ * hex digest, and the agent (and optionally org) it authenticates as. Throws `INVALID_INPUT`
+ * naming the bad entry; the message never repeats a token.
  */
 export function parseTokenConfig(value: unknown): TokenRegistry {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
