@@ -94,7 +94,12 @@ export class WriteCoalescer {
   }
 }
 
-/** Writes a group in one transaction; returns each request's results. */
+/**
+ * Writes a group in one transaction; returns each request's results. Dedup is
+ * judged at the group's time, the latest of its callers' clocks, when all of
+ * them commit: a record expired by then, on the store or written earlier in
+ * the group, is no one's duplicate.
+ */
 async function writeGroup(
   tx: StoreTx,
   ids: IdGenerator,
@@ -110,7 +115,9 @@ async function writeGroup(
       const duplicate = existing.get(item.dedupKey);
       if (duplicate !== undefined) return { ...duplicate, deduplicated: true };
       const { record } = item;
-      existing.set(item.dedupKey, { id: record.id, contentHash: record.contentHash });
+      if (record.expiresAt === null || record.expiresAt.getTime() > latest.getTime()) {
+        existing.set(item.dedupKey, { id: record.id, contentHash: record.contentHash });
+      }
       inserted.push(item);
       const chain = principalKey(request.principal);
       const entries = chains.get(chain) ?? { principal: request.principal, entries: [] };

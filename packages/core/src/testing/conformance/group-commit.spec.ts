@@ -56,6 +56,31 @@ export function groupCommitSpec(t: TestApi, h: Harness): void {
       }
     });
 
+    it('never answers a caller with a record of its group that has expired by then', async () => {
+      const { store, clock } = await h.open();
+      const counted = faulty(store);
+      const engine = createEngine({ store: counted, clock, ids: createSequentialIds('x-') });
+      const a = engine.as('agent-a');
+      const expiring = a.remember({
+        content: 'the same note',
+        expiresAt: new Date(clock.now().getTime() + 10),
+      });
+      clock.advance(20);
+      // Called once the first record has expired, in the same group: a record of its own.
+      const later = a.remember({ content: 'the same note' });
+      const [first, second] = await Promise.all([expiring, later]);
+      expect(counted.transactions).toBe(1);
+      expect(second.deduplicated).toBe(false);
+      expect(second.id).not.toBe(first.id);
+      expect((await a.get(second.id)).content).toBe('the same note');
+      // Within its time, a record of the group is one: the third remember gets the second's id.
+      const [third, fourth] = await Promise.all([
+        a.remember({ content: 'another note' }),
+        a.remember({ content: 'another note' }),
+      ]);
+      expect(fourth).toEqual({ ...third, deduplicated: true });
+    });
+
     it('stamps each event of a group with the time of its own call', async () => {
       const { store, clock } = await h.open();
       const counted = faulty(store);
