@@ -23,8 +23,8 @@ export const MAX_GROUP_RECORDS = 2000;
  * while a transaction is running; the next transaction writes everything
  * queued, in arrival order, with one round of statements. Each caller's
  * promise settles only after the transaction holding its records commits.
- * When a group fails, its writes are retried one by one, so a bad write fails
- * only its own caller. Dedup and audit chains come out exactly as if the
+ * When a group fails, its halves are retried, each the same way down to
+ * single writes, so a bad write fails only its own caller. Dedup and audit chains come out exactly as if the
  * writes had run one at a time, in arrival order.
  *
  * Before taking each group it lets one turn of the event loop pass, so that
@@ -80,16 +80,11 @@ export class WriteCoalescer {
         group[0]?.reject(error);
         return;
       }
-      for (const request of group) {
-        try {
-          const [results] = await this.store.transaction((tx) =>
-            writeGroup(tx, this.ids, [request]),
-          );
-          request.resolve(results as RememberResult[]);
-        } catch (single) {
-          request.reject(single);
-        }
-      }
+      // Each half retried the same way, in order: one bad write among n costs about 2·log2(n)
+      // transactions more, not n (2,000 writers behind one bad write waited seconds).
+      const half = Math.ceil(group.length / 2);
+      await this.flush(group.slice(0, half));
+      await this.flush(group.slice(half));
     }
   }
 }
