@@ -30,6 +30,14 @@ export interface RememberPlanResult {
   signature: string[];
   stored: boolean;
   /**
+   * Present (true) when an identical plan (same query, owner, scope, steps,
+   * chunks and score) was cached already and still live: its id is returned
+   * and nothing new is written, so that plan keeps its own `ttlMs` and its
+   * reported outcomes (a retired one stays retired: forget it to cache the
+   * plan anew).
+   */
+  deduplicated?: true;
+  /**
    * Why nothing was stored: the outcome was a failure, or the query has no
    * signature tokens (no word of 3+ letters or digits), so no query could ever
    * match it. Absent when stored.
@@ -103,12 +111,12 @@ export async function rememberPlan(
     ...payload,
     chunk_hashes: await chunkHashes(handle, chunkIds),
   });
-  const { id } = await access.writePlan({
+  const { id, deduplicated } = await access.writePlan({
     query,
     ...(scope === undefined ? {} : { scope }),
     ...(ttlMs === undefined ? {} : { ttlMs }),
     tokens: signature,
     payload: withHashes,
   });
-  return { id, signature, stored: true };
+  return { id, signature, stored: true, ...(deduplicated ? { deduplicated } : {}) };
 }

@@ -7,6 +7,7 @@ import {
   PLAN_METADATA_KEY,
   recallPlan,
   rememberPlan,
+  reportPlanOutcome,
   withExperienceMemory,
 } from '../src/index.js';
 import { openEngine } from './fixture.js';
@@ -136,6 +137,31 @@ describe('rememberPlan and recallPlan', () => {
     const on = createEngine({ store, experienceMemory: true });
     expect(on.experienceMemory).toBe(true);
     expect(withExperienceMemory(engine).experienceMemory).toBe(true);
+  });
+
+  it('says when an identical plan was cached already, which keeps its own expiry and outcomes', async () => {
+    const { engine, clock } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const first = await rememberPlan(agent, { ...PASSWORD_PLAN, ttlMs: 1000 });
+    expect(first).toEqual({ id: first.id, signature: first.signature, stored: true });
+    const again = await rememberPlan(agent, PASSWORD_PLAN);
+    expect(again).toEqual({ ...first, deduplicated: true });
+    clock.advance(2000);
+    // The first plan's expiry held; once it is gone, the same plan is cached anew.
+    expect((await recallPlan(agent, { query: PASSWORD_PLAN.query })).plan).toBe(null);
+    const anew = await rememberPlan(agent, PASSWORD_PLAN);
+    expect([anew.stored, anew.deduplicated, anew.id === first.id]).toEqual([
+      true,
+      undefined,
+      false,
+    ]);
+    // A retired plan stays retired when the same plan is cached again.
+    await reportPlanOutcome(agent, { planId: anew.id as string, outcomeScore: 0 });
+    expect((await rememberPlan(agent, PASSWORD_PLAN)).deduplicated).toBe(true);
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toMatchObject({
+      plan: null,
+      retired: 1,
+    });
   });
 
   it('applies scope and ACL to plans', async () => {
