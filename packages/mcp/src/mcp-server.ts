@@ -252,6 +252,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           signature: result.signature,
           stored: result.stored,
           status: result.stored ? 'plan_cached' : 'below_success_threshold',
+          ...ifDefined('deduplicated', result.deduplicated),
           ...ifDefined('reason', result.reason),
         };
       }),

@@ -205,6 +205,12 @@ export const rememberPlanOutput = z.object({
   signature: z.array(z.string()),
   stored: z.boolean(),
   status: z.enum(['plan_cached', 'below_success_threshold']),
+  deduplicated: z
+    .literal(true)
+    .optional()
+    .describe(
+      'Present when an identical plan was cached already: its id, its expiry and outcomes.',
+    ),
   reason: z
     .enum(['below_success_threshold', 'empty_signature'])
     .optional()

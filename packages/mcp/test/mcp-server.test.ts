@@ -282,6 +282,20 @@ describe('the MCP server, through an in-process SDK client', () => {
     });
     expect(
       await ok(client, 'mnemo.remember_plan', {
+        query: 'How do herons hunt fish?',
+        steps: ['recall herons', 'summarize'],
+        chunk_ids: ['c1', 'c2'],
+        outcome_score: 0.9,
+      }),
+    ).toEqual({
+      id: 'id-000001',
+      signature: ['fish', 'herons', 'how', 'hunt'],
+      stored: true,
+      status: 'plan_cached',
+      deduplicated: true,
+    });
+    expect(
+      await ok(client, 'mnemo.remember_plan', {
         query: 'Where do ducks sleep?',
         steps: ['recall ducks'],
         chunk_ids: [],
