@@ -267,31 +267,21 @@ describe('the MCP server, through an in-process SDK client', () => {
   it('caches and replays plans when experience memory is on', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const client = await connect({ engine, principal: { agentId: 'agent-a' } });
-    expect(
-      await ok(client, 'mnemo.remember_plan', {
-        query: 'How do herons hunt fish?',
-        steps: ['recall herons', 'summarize'],
-        chunk_ids: ['c1', 'c2'],
-        outcome_score: 0.9,
-      }),
-    ).toEqual({
+    const herons = {
+      query: 'How do herons hunt fish?',
+      steps: ['recall herons', 'summarize'],
+      chunk_ids: ['c1', 'c2'],
+      outcome_score: 0.9,
+    };
+    const cached = {
       id: 'id-000001',
       signature: ['fish', 'herons', 'how', 'hunt'],
       stored: true,
       status: 'plan_cached',
-    });
-    expect(
-      await ok(client, 'mnemo.remember_plan', {
-        query: 'How do herons hunt fish?',
-        steps: ['recall herons', 'summarize'],
-        chunk_ids: ['c1', 'c2'],
-        outcome_score: 0.9,
-      }),
-    ).toEqual({
-      id: 'id-000001',
-      signature: ['fish', 'herons', 'how', 'hunt'],
-      stored: true,
-      status: 'plan_cached',
+    };
+    expect(await ok(client, 'mnemo.remember_plan', herons)).toEqual(cached);
+    expect(await ok(client, 'mnemo.remember_plan', herons)).toEqual({
+      ...cached,
       deduplicated: true,
     });
     expect(
