@@ -56,6 +56,7 @@ export {
   type ShareResult,
 } from './engine/memory-handle.js';
 export { MAX_PLAN_TTL_MS, type PlanAccess, planAccess } from './engine/plan-access.js';
+export type { PurgeResult } from './engine/purge-expired.js';
 export {
   EXPORT_FORMAT,
   type ExportedRecord,

@@ -23,6 +23,7 @@ import { checkKeys, DEFAULT_LIMITS, type Limits, validateId } from '../validatio
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
 import { MemoryHandle } from './memory-handle.js';
+import { type PurgeResult, purgeExpired } from './purge-expired.js';
 import {
   type ExportedRecord,
   exportRecords,
@@ -96,6 +97,12 @@ export interface Engine {
   importRecords(
     records: Iterable<ExportedRecord> | AsyncIterable<ExportedRecord>,
   ): Promise<ImportResult>;
+  /**
+   * Forgets for good every record whose expiry has passed, whatever its owner,
+   * with a `forget` event in each owner's chain; see `purgeExpired`.
+   * Operator-level: run it on a schedule to keep expired memories from lingering.
+   */
+  purgeExpired(options?: { pageSize?: number }): Promise<PurgeResult>;
   /**
    * The same engine (same store and ports) with some options changed. An
    * unknown `experienceSignature` is `INVALID_INPUT`.
@@ -202,6 +209,7 @@ function engineFrom(context: EngineContext): Engine {
       return exportRecords(context, pageSize);
     },
     importRecords: (records) => importRecords(context, records),
+    purgeExpired: (purgeOptions) => purgeExpired(context, purgeOptions?.pageSize),
     with: (changes) => {
       checkKeys('options', changes, ['experienceMemory', 'experienceSignature', 'readAuditing']);
       return engineFrom({

@@ -1,3 +1,4 @@
+import { planAccess } from '../../engine/plan-access.js';
 import { REDACTED_CONTENT } from '../../records.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -98,6 +99,50 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       await expect(a.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect((await a.recall({ query: 'short lived' })).hits).toEqual([]);
       expect((await a.remember({ content: 'short lived' })).deduplicated).toBe(false);
+    });
+
+    it('purges expired records for good, audited in each owner chain, and nothing else', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b', { orgId: 'acme' });
+      const soon = () => new Date(clock.now().getTime() + 60_000);
+      const kept = await a.remember({ content: 'kept for ever' });
+      const expiring = await a.remember({ content: 'expiring note', expiresAt: soon() });
+      const later = await a.remember({
+        content: 'expiring much later',
+        expiresAt: new Date(clock.now().getTime() + 3_600_000),
+      });
+      const forgotten = await a.remember({ content: 'forgotten, then expired', expiresAt: soon() });
+      await a.forget({ ids: [forgotten.id] });
+      const theirs = await b.remember({ content: 'their expiring note', expiresAt: soon() });
+      const plan = await planAccess(b).writePlan({
+        query: 'an expiring plan',
+        payload: { signature_tokens: ['expiring', 'plan'] },
+        tokens: ['expiring', 'plan'],
+        ttlMs: 60_000,
+      });
+      clock.advance(60_000);
+      // Only the expired ones, page by page (pages of 2 here), whatever their owner or state.
+      await expect(engine.purgeExpired({ pageSize: 0 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      expect(await engine.purgeExpired({ pageSize: 2 })).toEqual({ purged: 4 });
+      expect((await store.scanRecords({ limit: 100 })).map((record) => record.id).sort()).toEqual(
+        [kept.id, later.id].sort(),
+      );
+      const forgets = (await store.readAudit({ limit: 100 })).filter(
+        (event) => event.op === 'forget' && event.details.expired === true,
+      );
+      expect(
+        forgets.map((event) => [event.chain, [...event.recordIds].sort(), event.details.mode]),
+      ).toEqual([
+        ['acme/agent-b', [theirs.id, plan.id].sort(), 'hard'],
+        ['agent-a', [expiring.id], 'hard'],
+        ['agent-a', [forgotten.id], 'hard'],
+      ]);
+      expect((await engine.verifyAudit()).ok).toBe(true);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 2, problems: [] });
+      expect(await engine.purgeExpired()).toEqual({ purged: 0 });
     });
   });
 }
