@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exportToJson } from '@mnemo/core';
-import { memoryRecord } from '@mnemo/core/testing';
+import { createEngine, exportToJson } from '@mnemo/core';
+import { createManualClock, memoryRecord } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
@@ -25,6 +25,7 @@ describe('the mnemo CLI (the built binary)', () => {
       'audit verify',
       'export',
       'import',
+      'purge-expired',
     ]) {
       expect(help.stdout).toContain(`\n  ${command}`);
       const own = mnemo([...command.split(' '), '--help']);
@@ -404,6 +405,28 @@ describe('the mnemo CLI (the built binary)', () => {
         },
       },
     ]);
+  });
+
+  it('purges expired records for good, audited, and leaves the others', async () => {
+    const cwd = tempDir();
+    // Written with a clock of the past: the first record has expired by now.
+    const store = createDuckDBStore({ path: join(cwd, 'mnemo.duckdb') });
+    const engine = createEngine({ store, clock: createManualClock(START) });
+    await engine.init();
+    const agent = engine.as('a');
+    await agent.remember({
+      content: 'expired long ago',
+      expiresAt: new Date(Date.parse(START) + 60_000),
+    });
+    const { id: kept } = await agent.remember({ content: 'kept' });
+    await engine.close();
+    expect(mnemo(['purge-expired'], { cwd }).stdout).toBe('purged 1 expired record\n');
+    expect(mnemoJson(['purge-expired', '--json'], { cwd })).toEqual({ purged: 0 });
+    expect(mnemo(['audit', 'verify', '--records'], { cwd }).stdout).toBe(
+      'audit ok: 3 events in 1 chain\nrecords ok: 1 record\n',
+    );
+    const exported = mnemo(['export'], { cwd }).stdout.trim().split('\n');
+    expect(exported.map((line) => JSON.parse(line).record.id)).toEqual([kept]);
   });
 
   it('exports and imports every record: an empty store gets identical records and a passing audit', async () => {

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'audit verify': async () => (await import('./commands/audit-verify.js')).auditVerify,
   export: async () => (await import('./commands/export.js')).exportCommand,
   import: async () => (await import('./commands/import.js')).importCommand,
+  'purge-expired': async () => (await import('./commands/purge-expired.js')).purgeExpiredCommand,
 };
 
 /** Runs the CLI on `argv` (without `node` and the script) and returns the exit code. */

@@ -16,6 +16,7 @@ Commands:
   audit verify               verify the audit log's hash chains
   export                     write every record as NDJSON
   import                     read records from NDJSON
+  purge-expired              delete every expired record for good, audited
 
 Options: --json (machine-readable output), --help, --version
 
@@ -100,6 +101,17 @@ Verifies every hash chain of the audit log. Exit 0 when intact, 3 when not.
                              (changed, forged, deleted or resurrected records)
   --json                     {"ok","events","chains","problems","heads"}, and with
                              --records "records":{"ok","records","problems"}
+
+${STORE}
+`,
+  'purge-expired': `Usage: mnemo purge-expired [--json]
+
+Deletes for good every record whose expiry has passed, whatever its owner or
+state (plans included), each owner's audit chain recording a hard forget
+marked expired. Expired records are never read again, but stay in the store
+until this runs: schedule it where they must not linger.
+
+  --json                     {"purged"}
 
 ${STORE}
 `,
