@@ -1,7 +1,7 @@
 import { principalKey } from '../hashing.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { StoreTx } from '../ports/memory-store.js';
-import type { JsonObject, Principal } from '../records.js';
+import type { JsonObject, MemoryRecord, Principal } from '../records.js';
 import { type AuditOp, chainEvent } from './audit-event.js';
 
 export interface AuditEntry {
@@ -42,4 +42,31 @@ export async function appendAuditEntries(
     return event;
   });
   await tx.appendAudit(events);
+}
+
+/**
+ * For an operator's write over records of many owners (an import, a purge):
+ * appends `entries(owned)` to each owner's chain, `owned` being that owner's
+ * records in the order given. Chains go in a fixed order, so that two such
+ * transactions never lock chain heads in opposite orders.
+ */
+export async function appendOwnersEntries(
+  tx: StoreTx,
+  ids: IdGenerator,
+  records: readonly MemoryRecord[],
+  at: Date,
+  entries: (owned: readonly MemoryRecord[]) => readonly AuditEntry[],
+): Promise<void> {
+  const byOwner = new Map<string, MemoryRecord[]>();
+  for (const record of records) {
+    const key = principalKey({ agentId: record.agentId, orgId: record.orgId });
+    const owned = byOwner.get(key);
+    if (owned === undefined) byOwner.set(key, [record]);
+    else owned.push(record);
+  }
+  for (const key of [...byOwner.keys()].sort()) {
+    const owned = byOwner.get(key) as [MemoryRecord, ...MemoryRecord[]];
+    const { agentId, orgId } = owned[0];
+    await appendAuditEntries(tx, ids, { agentId, orgId }, at, entries(owned));
+  }
 }

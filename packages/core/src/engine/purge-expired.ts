@@ -1,7 +1,5 @@
-import { appendAuditEntries } from '../audit/append-audit.js';
-import { compareByteOrder } from '../byte-order.js';
+import { appendOwnersEntries } from '../audit/append-audit.js';
 import { invalidInput } from '../errors.js';
-import { principalKey } from '../hashing.js';
 import type { MemoryRecord } from '../records.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -48,35 +46,23 @@ async function purgePage(
     const present = new Set(await tx.findIds(expired.map((record) => record.id)));
     const targets = expired.filter((record) => present.has(record.id));
     if (targets.length === 0) return 0;
-    await tx.deleteRecords(targets.map((record) => record.id).sort(compareByteOrder), 'hard', now);
-    const byOwner = new Map<string, MemoryRecord[]>();
-    for (const record of targets) {
-      const key = principalKey({ agentId: record.agentId, orgId: record.orgId });
-      byOwner.set(key, [...(byOwner.get(key) ?? []), record]);
-    }
-    for (const key of [...byOwner.keys()].sort()) {
-      const owned = (byOwner.get(key) as MemoryRecord[]).sort((a, b) =>
-        compareByteOrder(a.id, b.id),
-      );
-      const [first] = owned as [MemoryRecord];
-      await appendAuditEntries(
-        tx,
-        context.ids,
-        { agentId: first.agentId, orgId: first.orgId },
-        now,
-        [
-          {
-            op: 'forget',
-            recordIds: owned.map((record) => record.id),
-            details: {
-              mode: 'hard',
-              expired: true,
-              contentHashes: owned.map((record) => record.contentHash),
-            },
-          },
-        ],
-      );
-    }
+    // In id order, as scanRecords returned them.
+    await tx.deleteRecords(
+      targets.map((record) => record.id),
+      'hard',
+      now,
+    );
+    await appendOwnersEntries(tx, context.ids, targets, now, (owned) => [
+      {
+        op: 'forget',
+        recordIds: owned.map((record) => record.id),
+        details: {
+          mode: 'hard',
+          expired: true,
+          contentHashes: owned.map((record) => record.contentHash),
+        },
+      },
+    ]);
     return targets.length;
   });
 }

@@ -1,5 +1,5 @@
 import { termFrequencies } from '../analyzer.js';
-import { appendAuditEntries } from '../audit/append-audit.js';
+import { appendOwnersEntries } from '../audit/append-audit.js';
 import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
@@ -200,18 +200,12 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
     await tx.putGrants(fresh.flatMap((item) => item.grants));
     for (const { planStats } of fresh)
       if (planStats !== undefined) await tx.putPlanStats(planStats);
-    const byOwner = new Map<string, MemoryRecord[]>();
-    for (const { record } of fresh) {
-      const key = `${record.orgId ?? ''}/${record.agentId}`;
-      byOwner.set(key, [...(byOwner.get(key) ?? []), record]);
-    }
-    for (const owned of byOwner.values()) {
-      const [first] = owned as [MemoryRecord];
-      await appendAuditEntries(
-        tx,
-        context.ids,
-        { agentId: first.agentId, orgId: first.orgId },
-        now,
+    await appendOwnersEntries(
+      tx,
+      context.ids,
+      fresh.map(({ record }) => record),
+      now,
+      (owned) =>
         owned.map((record) => ({
           op: 'import',
           recordIds: [record.id],
@@ -222,8 +216,7 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
             redacted: isRedacted(record),
           },
         })),
-      );
-    }
+    );
     return { imported: fresh.length, skipped: batch.length - fresh.length };
   });
 }
