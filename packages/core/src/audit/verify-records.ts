@@ -124,7 +124,7 @@ export async function verifyRecords(
         kind: 'missing',
         recordId: id,
         position: index + offset + 1,
-        message: `record ${id} was written but is gone, and no hard forget names it`,
+        message: `record ${id} was written but is gone, and no hard forget since names it`,
       });
     }
     problems.sort((a, b) => a.position - b.position || compareByteOrder(a.recordId, b.recordId));
