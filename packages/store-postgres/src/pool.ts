@@ -19,11 +19,35 @@ export interface PostgresQueryConfig {
 
 export interface PostgresClient {
   query(text: string | PostgresQueryConfig, values?: unknown[]): Promise<PostgresQueryResult>;
+  /**
+   * True for a `pg` client in pipeline mode (`pipeline: true` in the pool's
+   * options): the store then sends a statement while those before it still
+   * await their replies.
+   */
+  readonly pipeline?: boolean;
   /** Returns the client to its pool; pass an error to have the pool discard it. */
   release(error?: Error | boolean): void;
   /** `pg` clients emit `error` when their connection dies; the store listens while it holds one. */
   on?(event: 'error', listener: (error: Error) => void): unknown;
   off?(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * `client`'s `query` as the store calls it. A client in pipeline mode gets each
+ * statement at once. Any other gets each only once the one before it has been
+ * answered: `pg` would queue it the same way, but queuing on a client warns
+ * (deprecated in `pg` 8) and is gone in `pg` 9.
+ */
+export function statementsFor(client: PostgresClient): Pick<PostgresClient, 'query'> {
+  if (client.pipeline === true) return client;
+  let previous: Promise<unknown> = Promise.resolve();
+  return {
+    query: (text, values) => {
+      const reply = previous.then(() => client.query(text, values));
+      previous = reply.catch(() => undefined);
+      return reply;
+    },
+  };
 }
 
 export interface PostgresPool {

@@ -11,7 +11,7 @@ import { ACCESS_FOLD_ROWS, countLoggedAccesses, foldAccesses, logAccesses } from
 import { mapPostgresError, storeClosed } from './errors.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
-import { ownPool, type PostgresClient, type PostgresPool } from './pool.js';
+import { ownPool, type PostgresClient, type PostgresPool, statementsFor } from './pool.js';
 import * as queries from './queries.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
@@ -211,7 +211,7 @@ class PostgresStore implements MemoryStore {
     };
     client.on?.('error', onError);
     try {
-      return await fn(new Session(client, this.schema, this.prepare));
+      return await fn(new Session(statementsFor(client), this.schema, this.prepare));
     } catch (error) {
       if (MnemoError.hasCode(error, 'STORE_UNAVAILABLE')) broken ??= error;
       throw error;

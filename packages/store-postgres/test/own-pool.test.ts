@@ -1,7 +1,8 @@
 import { createEngine, planAccess } from '@mnemo/core';
+import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { ownPool } from '../src/pool.js';
+import { ownPool, type PostgresPool } from '../src/pool.js';
 import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
 import { wrapClients } from './wrap-clients.js';
 
@@ -9,6 +10,27 @@ const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
+
+/**
+ * `inner`, recording each statement its transactions' clients send, with the
+ * statements still unanswered on that client then.
+ */
+function recordSends(inner: PostgresPool) {
+  const sent: { statement: string; unanswered: string[] }[] = [];
+  const pool = wrapClients(inner, (client, text) => {
+    const pending: string[] = [];
+    return (config, values) => {
+      const statement = text(config);
+      sent.push({ statement, unanswered: [...pending] });
+      pending.push(statement);
+      const done = () => pending.splice(pending.indexOf(statement), 1);
+      const reply = client.query(config, values);
+      reply.then(done, done);
+      return reply;
+    };
+  });
+  return { pool, sent };
+}
 
 describePostgres('the pool a store creates from a connection string', () => {
   it('runs every connection without JIT compilation, with the statement timeout', async () => {
@@ -82,20 +104,7 @@ describePostgres('the pool a store creates from a connection string', () => {
   it("sends a write's dedup lock and lookup right behind BEGIN, and the records, accesses, expected chain head and audit events without waiting for their replies", async () => {
     const inner = ownPool({ connectionString: PG_URL as string });
     cleanup.push(() => inner.end());
-    // Each statement a transaction's client sends, with the statements still unanswered then.
-    const sent: { statement: string; unanswered: string[] }[] = [];
-    const pool = wrapClients(inner, (client, text) => {
-      const pending: string[] = [];
-      return (config, values) => {
-        const statement = text(config);
-        sent.push({ statement, unanswered: [...pending] });
-        pending.push(statement);
-        const done = () => pending.splice(pending.indexOf(statement), 1);
-        const reply = client.query(config, values);
-        reply.then(done, done);
-        return reply;
-      };
-    });
+    const { pool, sent } = recordSends(inner);
     const schema = uniqueSchema('pipeline');
     cleanup.push(() => dropSchema(schema));
     const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
@@ -243,4 +252,38 @@ describePostgres('the pool a store creates from a connection string', () => {
       ]);
     },
   );
+});
+
+describePostgres('a pool you pass in, without pipeline mode', () => {
+  it('gets one statement at a time on each client, so that pg never queues one (deprecated, and gone in pg 9)', async () => {
+    const inner = new pg.Pool({ connectionString: PG_URL as string, max: 3 });
+    inner.on('error', () => undefined);
+    cleanup.push(() => inner.end());
+    const { pool, sent } = recordSends(inner as unknown as PostgresPool);
+    const schema = uniqueSchema('nopipeline');
+    cleanup.push(() => dropSchema(schema));
+    const engine = createEngine({ store: createPostgresStore({ pool, schema }) });
+    await engine.init();
+    cleanup.push(() => engine.close());
+    // init ran its migrations through a transaction's client too.
+    expect(sent.filter(({ unanswered }) => unanswered.length > 0)).toEqual([]);
+    sent.length = 0;
+    const a = engine.as('agent-a');
+    const first = await a.remember({ content: 'a note', scope: 'shared' });
+    await a.remember({ content: 'another note' });
+    await Promise.all([
+      a.remember({ content: 'note three' }),
+      a.remember({ content: 'note four' }),
+    ]);
+    await a.rememberMany([{ content: 'note five' }, { content: 'note six' }]);
+    await a.share({ recordId: first.id, with: ['agent-b'], permission: 'read' });
+    expect((await engine.as('agent-b').recall({ query: 'note' })).hits.length).toBe(1);
+    expect((await a.recall({ query: 'note', strategy: 'lexical' })).hits.length).toBe(6);
+    await a.forget({ ids: [first.id], mode: 'hard' });
+    expect(sent.filter(({ unanswered }) => unanswered.length > 0)).toEqual([]);
+    // Each write above (the two at once in one group) and each recall's audit went through a
+    // transaction's client: the check saw them all.
+    expect(sent.filter(({ statement }) => statement === 'COMMIT').length).toBe(8);
+    expect((await engine.verifyAudit()).ok).toBe(true);
+  });
 });

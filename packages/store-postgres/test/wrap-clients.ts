@@ -24,6 +24,7 @@ export function wrapClients(
     connect: async () => {
       const client = await inner.connect();
       return {
+        pipeline: client.pipeline,
         query: wrap(client, text),
         release: (error) => client.release(error),
         on: (event, listener) => client.on?.(event, listener),
