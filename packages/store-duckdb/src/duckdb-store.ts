@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import {
@@ -308,6 +308,9 @@ class DuckDBStore implements MemoryStore {
 
   private async open(): Promise<void> {
     this.file = claimFile(this.options.path);
+    // DuckDB's own write-ahead log, left by a process that stopped without closing the file:
+    // attaching the file replays it.
+    const replayed = this.file !== null && existsSync(`${this.file}.wal`);
     try {
       // The file is attached to an in-memory instance because only ATTACH sets the row
       // group size (see ROW_GROUP_SIZE); every connection then makes it its default.
@@ -323,6 +326,13 @@ class DuckDBStore implements MemoryStore {
       throw mapDuckDBError(error, `opening ${this.options.path}`);
     }
     const writer = this.writer;
+    // DuckDB 1.5 keeps the entries that replaying its log adds to an index that is not a key
+    // (the dedup key, plan token and grant indexes) aside until the index is first used. The
+    // checkpoint that closing the file runs drops them: the rows stay, lookups through the
+    // index miss them (a duplicate is stored, a grant is not found), and deleting them is a
+    // FATAL error. A CHECKPOINT statement keeps them, so one runs before anything else. Until
+    // it completes the log stays, and the next open runs it again.
+    if (replayed) await writer.exec('CHECKPOINT');
     await writer.exec(
       'CREATE TABLE IF NOT EXISTS mnemo_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)',
     );

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { createEngine } from '@mnemo/core';
+import { createEngine, planAccess } from '@mnemo/core';
 import { crashFindings, runCrashRounds } from '@mnemo/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
@@ -66,4 +68,62 @@ describe('crash safety', () => {
     expect(postings?.records_with_postings).toBe(postings?.live_records);
     expect(Number(postings?.runs)).toBeGreaterThan(0);
   }, 300_000);
+
+  it("keeps DuckDB's indexes whole when its own log is replayed after a SIGKILL: dedup, grants, deletes", async () => {
+    const path = join(folder, 'wal.duckdb');
+    const out = join(folder, 'ids.json');
+    // The writer dies with SIGKILL, by its own hand, once its rows are in DuckDB's log.
+    await expect(
+      promisify(execFile)(process.execPath, [join(here, 'fixtures', 'wal-writer.mjs'), path, out], {
+        cwd: here,
+      }),
+    ).rejects.toMatchObject({ signal: 'SIGKILL' });
+    const { ids, plan } = JSON.parse(readFileSync(out, 'utf8')) as { ids: string[]; plan: string };
+    expect(statSync(`${path}.wal`).size).toBeGreaterThan(0);
+    // DuckDB replays its log on open and checkpoints on close, then the file is opened again.
+    const first = createDuckDBStore({ path });
+    await first.init();
+    await first.close();
+    const store = createDuckDBStore({ path });
+    const engine = createEngine({ store, experienceMemory: true });
+    await engine.init();
+    try {
+      const a = engine.as('agent-a');
+      // The dedup index finds the replayed record.
+      expect(await a.remember({ content: 'the red fox', scope: 'shared' })).toMatchObject({
+        id: ids[0],
+        deduplicated: true,
+      });
+      // The grant index finds the replayed grant: for the grantee's search and in an export.
+      const b = engine.as('agent-b');
+      expect(
+        (await b.recall({ query: 'fox', strategy: 'lexical' })).hits.map((hit) => hit.record.id),
+      ).toEqual([ids[0]]);
+      const grants: string[] = [];
+      for await (const { record, grants: held } of engine.exportRecords()) {
+        for (const grant of held) grants.push(`${record.id} ${grant.granteeAgentId}`);
+      }
+      expect(grants).toEqual([`${ids[0]} agent-b`]);
+      // The plan token index finds the replayed plan.
+      const candidates = await planAccess(a).findCandidates({
+        tokens: ['find', 'fox', 'the'],
+        minTokens: 3,
+        maxTokens: 3,
+      });
+      expect(candidates.map((candidate) => candidate.record.id)).toEqual([plan]);
+      // Deletes find their rows in every index.
+      const [red, blue, green] = ids as [string, string, string];
+      expect(await a.forget({ ids: [blue], mode: 'hard' })).toMatchObject({ forgotten: [blue] });
+      expect(await a.forget({ ids: [red, plan] })).toMatchObject({
+        forgotten: [red, plan].sort(),
+      });
+      expect(await a.share({ recordId: green, with: ['agent-b'] })).toMatchObject({
+        recordId: green,
+      });
+      expect((await engine.verifyAudit()).ok).toBe(true);
+      expect((await engine.verifyRecords()).ok).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
 });
