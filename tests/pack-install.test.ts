@@ -144,11 +144,31 @@ describe('pick-and-choose install from packed tarballs', () => {
       expect((await lstat(dir)).isSymbolicLink(), `${dir} is a symlink`).toBe(false);
       const manifest = await readFile(join(dir, 'package.json'), 'utf8');
       expect(manifest, `packed ${name} still has a workspace: range`).not.toContain('workspace:');
+      // The license text the MIT license asks to ship, and the sources the shipped source and
+      // declaration maps point at (go to definition lands in them).
+      expect((await readFile(join(dir, 'LICENSE'), 'utf8')).split('\n')[0]).toBe('MIT License');
+      for (const map of ['index.js.map', 'index.d.ts.map']) {
+        const { sources } = JSON.parse(await readFile(join(dir, 'dist', map), 'utf8')) as {
+          sources: string[];
+        };
+        expect(sources).toEqual(['../src/index.ts']);
+        expect((await lstat(join(dir, 'dist', sources[0] as string))).isFile()).toBe(true);
+      }
     }
     const leaks = (await symlinksUnder(join(project, 'node_modules'))).filter(
       ({ target }) => target === repo || target.startsWith(`${repo}/`),
     );
     expect(leaks, 'symlinks from the temp project into the workspace').toEqual([]);
+
+    // The kit's test doubles import without its optional peers (vitest, fast-check): a user's
+    // tests may run on another runner. Neither is installed here.
+    await expect(lstat(join(project, 'node_modules', 'fast-check'))).rejects.toThrow();
+    await writeFile(
+      join(project, 'doubles.mjs'),
+      "import { createHashEmbedder, createManualClock } from '@mnemo/core/testing';\n" +
+        'console.log(createHashEmbedder().dimensions, typeof createManualClock);\n',
+    );
+    expect(await run(process.execPath, ['doubles.mjs'], project)).toBe('64 function\n');
 
     // The quick start, compiled strictly and with the shipped .d.ts files checked too.
     await writeFile(join(project, 'quick-start.ts'), await quickStartFromReadme());

@@ -6,7 +6,7 @@ export type {
   TamperAttack,
   TestApi,
 } from './conformance/index.js';
-export { runConformanceSuite, START } from './conformance/index.js';
+export { CONFORMANCE_TEST_TIMEOUT_MS, runConformanceSuite, START } from './conformance/index.js';
 export {
   type Ack,
   type AcknowledgedCheck,
