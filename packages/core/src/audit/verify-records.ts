@@ -140,8 +140,11 @@ const RANK = { remember: 0, import: 1, forget: 2 } as const;
 
 /**
  * Reads the log once, chain by chain, keeping per record the state its
- * latest event left it in. Within a chain, seq orders the events; across
- * chains, their time (then `RANK`) does.
+ * latest event left it in. Within a chain, seq orders the events. Across
+ * chains, a `remember` comes first: it created the record (its id is new), so
+ * every other event naming the record followed it, whatever the clocks of
+ * the processes that wrote them said. The others are ordered by their time
+ * (then `RANK`).
  */
 async function readAuditedRecords(
   store: MemoryStore,
@@ -168,7 +171,8 @@ async function readAuditedRecords(
     );
     for (const event of page) {
       if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') continue;
-      const position = { chain: event.chain, at: event.at.getTime(), rank: RANK[event.op] };
+      const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
+      const position = { chain: event.chain, at, rank: RANK[event.op] };
       if (event.op === 'forget') {
         const mode = event.details.mode;
         const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';

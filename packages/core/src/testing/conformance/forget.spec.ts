@@ -1,5 +1,8 @@
+import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { REDACTED_CONTENT } from '../../records.js';
+import { createManualClock } from '../manual-clock.js';
+import { createSequentialIds } from '../sequential-ids.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function forgetSpec(t: TestApi, h: Harness): void {
@@ -31,6 +34,27 @@ export function forgetSpec(t: TestApi, h: Harness): void {
           [id],
           { mode, contentHashes: [contentHash] },
         ]);
+        expect((await engine.verifyAudit()).ok).toBe(true);
+      });
+
+      it(`${mode}: a forget by another process whose clock runs behind the writer's still verifies`, async () => {
+        const { engine, store, clock } = await h.open();
+        // A second engine on the same store, as another host would be, its clock 200 ms behind:
+        // its forget's event is stamped before the remember it follows.
+        const behind = createManualClock(new Date(clock.now().getTime() - 200));
+        const other = createEngine({ store, clock: behind, ids: createSequentialIds('other-') });
+        const owner = engine.as('agent-a');
+        const { id } = await owner.remember({ content: 'the shared plan', scope: 'shared' });
+        await owner.share({ recordId: id, with: ['agent-b'], permission: 'delete' });
+        expect(await other.as('agent-b').forget({ ids: [id], mode })).toEqual({
+          mode,
+          forgotten: [id],
+        });
+        expect(await engine.verifyRecords()).toEqual({
+          ok: true,
+          records: mode === 'hard' ? 0 : 1,
+          problems: [],
+        });
         expect((await engine.verifyAudit()).ok).toBe(true);
       });
     }
