@@ -47,8 +47,11 @@ export class MnemoError extends Error {
     return typeof value === 'object' && value !== null && MARKER in value;
   }
 
-  /** True when `value` is a MnemoError with the given code. */
-  static hasCode(value: unknown, code: ErrorCode): value is MnemoError {
+  /** True when `value` is a MnemoError with the given code (narrowing `code` to it). */
+  static hasCode<C extends ErrorCode>(
+    value: unknown,
+    code: C,
+  ): value is MnemoError & { readonly code: C } {
     return MnemoError.isInstance(value) && value.code === code;
   }
 }

@@ -42,6 +42,8 @@ export {
   RRF_K,
 } from './engine/fusion.js';
 export {
+  type ForgetByFilters,
+  type ForgetByIds,
   type ForgetInput,
   type ForgetMode,
   type ForgetResult,

@@ -1,5 +1,6 @@
 import {
   type Engine,
+  type ForgetInput,
   type JsonObject,
   type MemoryHandle,
   MnemoError,
@@ -180,11 +181,13 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { destructiveHint: true, openWorldHint: false },
     },
     run('mnemo.forget', async (args) => {
+      // Passed on as the client sent it: the engine answers both or neither of ids and
+      // filters with INVALID_INPUT, as it does for any caller without types.
       const result = await handle.forget({
         ...ifDefined('ids', args.ids),
         ...ifDefined('filters', toFilters(args.filters)),
         ...ifDefined('mode', args.mode),
-      });
+      } as ForgetInput);
       return { mode: result.mode, forgotten: result.forgotten };
     }),
   );

@@ -4,4 +4,8 @@ export type {
   PostgresQueryConfig,
   PostgresQueryResult,
 } from './pool.js';
-export { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+export {
+  createPostgresStore,
+  type PostgresStoreOptions,
+  type PostgresStoreSettings,
+} from './postgres-store.js';

@@ -23,15 +23,28 @@ import {
   scoreVectorCandidates,
 } from './vector-cache-queries.js';
 
-export interface PostgresStoreOptions {
-  /**
-   * A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`);
-   * `close()` leaves it open. Turn JIT compilation off on its connections
-   * (`options: '-c jit=off'`), as the pool the store creates does.
-   */
-  pool?: PostgresPool;
-  /** Or a connection string: the store creates and owns a `pg.Pool`, with JIT compilation off. */
-  connectionString?: string;
+/** Where the store connects: exactly one of `pool` or `connectionString` (else `INVALID_INPUT`). */
+export type PostgresStoreOptions = PostgresStoreSettings &
+  (
+    | {
+        /**
+         * A pool you own (a `pg.Pool` or anything shaped like `PostgresPool`);
+         * `close()` leaves it open. Turn JIT compilation off on its connections
+         * (`options: '-c jit=off'`), as the pool the store creates does, and
+         * give it `pipeline: true` (see the README).
+         */
+        pool: PostgresPool;
+        connectionString?: never;
+      }
+    | {
+        pool?: never;
+        /** A connection string: the store creates and owns a `pg.Pool`, with JIT compilation off. */
+        connectionString: string;
+      }
+  );
+
+/** Everything else a store is created with. */
+export interface PostgresStoreSettings {
   /** Schema holding the tables (created if missing), so several stores can share a database. Default `mnemo`. */
   schema?: string;
   /**

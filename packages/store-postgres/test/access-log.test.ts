@@ -17,7 +17,11 @@ function newSchema(): string {
 }
 
 function open(schema: string) {
-  const store = createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 4 });
+  const store = createPostgresStore({
+    connectionString: PG_URL as string,
+    schema,
+    maxConnections: 4,
+  });
   cleanup.push(() => store.close());
   const clock = createManualClock('2026-01-01T00:00:00.000Z');
   const engine = createEngine({ store, clock, ids: createSequentialIds() });

@@ -3,6 +3,7 @@ import { createEngine, MnemoError } from '@mnemo/core';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
+import type { PostgresPool } from '../src/pool.js';
 import { adminQuery, describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -151,5 +152,14 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
         expect.objectContaining({ code: 'INVALID_INPUT' }),
       );
     }
+    // The types refuse neither and both as well (the typecheck checks these lines).
+    const invalidInput = expect.objectContaining({ code: 'INVALID_INPUT' });
+    // @ts-expect-error neither pool nor connectionString
+    expect(() => createPostgresStore({ schema: 'mnemo' })).toThrow(invalidInput);
+    const pool = {} as PostgresPool;
+    expect(() =>
+      // @ts-expect-error both pool and connectionString
+      createPostgresStore({ connectionString: 'postgres://localhost/x', pool }),
+    ).toThrow(invalidInput);
   });
 });

@@ -27,7 +27,7 @@ afterEach(async () => {
 
 async function openEngine(schema: string) {
   const engine = createEngine({
-    store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+    store: createPostgresStore({ connectionString: PG_URL as string, schema, maxConnections: 2 }),
     embedder: createHashEmbedder({ dimensions: 384 }),
   });
   await engine.init();
@@ -110,7 +110,7 @@ describePostgres('record storage', () => {
     cleanup.push(() => dropSchema(schema));
     const id = '€'.repeat(256);
     const engine = createEngine({
-      store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+      store: createPostgresStore({ connectionString: PG_URL as string, schema, maxConnections: 2 }),
       ids: () => id,
     });
     await engine.init();
@@ -346,7 +346,7 @@ describePostgres('record storage', () => {
         const schema = uniqueSchema('dump');
         cleanup.push(() => dropSchema(schema, url));
         const engine = createEngine({
-          store: createPostgresStore({ connectionString: url, schema, ...options }),
+          store: createPostgresStore({ connectionString: url as string, schema, ...options }),
           embedder: createHashEmbedder({ dimensions: 16 }),
         });
         await engine.init();
@@ -405,7 +405,7 @@ describePostgres('record storage', () => {
     const schema = uniqueSchema('tags');
     cleanup.push(() => dropSchema(schema));
     const engine = createEngine({
-      store: createPostgresStore({ connectionString: PG_URL, schema, maxConnections: 2 }),
+      store: createPostgresStore({ connectionString: PG_URL as string, schema, maxConnections: 2 }),
       limits: { maxTagLength: 5000 },
       experienceMemory: true,
     });

@@ -97,12 +97,22 @@ export interface RecallResult {
 
 export type ForgetMode = 'soft' | 'hard' | 'redact';
 
-export interface ForgetInput {
+/** What `forget` forgets: exactly one of `ids` or `filters` (else `INVALID_INPUT`), and how. */
+export type ForgetInput = ForgetByIds | ForgetByFilters;
+
+export interface ForgetByIds {
   /** Forget exactly these records; each must be visible (else `NOT_FOUND`) and deletable by the caller (else `PERMISSION_DENIED`). */
-  ids?: readonly string[];
-  /** Or: every visible, non-plan record matching these (non-empty) filters that the caller may delete. */
-  filters?: RecordFilters;
+  ids: readonly string[];
+  filters?: never;
   /** `soft` (default) marks deleted; `hard` removes the row; `redact` erases content and metadata but keeps the row and its hash. */
+  mode?: ForgetMode;
+}
+
+export interface ForgetByFilters {
+  ids?: never;
+  /** Every visible, non-plan record matching these (non-empty) filters that the caller may delete. */
+  filters: RecordFilters;
+  /** See `ForgetByIds.mode`. */
   mode?: ForgetMode;
 }
 

@@ -155,7 +155,10 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
           'recall tagsAny with a hole',
           () => a.recall({ query: 'x', filters: { tagsAny: withHole('seed', 'seed') } }),
         ],
+        // The types refuse these too (checked by the typecheck); JavaScript callers get the error.
+        // @ts-expect-error neither ids nor filters
         ['forget with neither ids nor filters', () => a.forget({})],
+        // @ts-expect-error both ids and filters
         ['forget with both', () => a.forget({ ids: ['x'], filters: { threadId: 't' } })],
         ['forget with no ids', () => a.forget({ ids: [] })],
         ['forget with empty filters', () => a.forget({ filters: {} })],
