@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createEngine, planAccess } from '@mnemo/core';
 import { crashFindings, runCrashRounds } from '@mnemo/core/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
 import { createDuckDBStore } from '../src/index.js';
 
@@ -17,7 +17,10 @@ const ROUNDS = process.env.MNEMO_RELIABILITY_FULL === '1' ? 25 : 4;
 // transactions too.
 const RUN_SIZE = 64;
 const here = dirname(fileURLToPath(import.meta.url));
-const folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-crash-'));
+let folder = '';
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'mnemo-duckdb-crash-'));
+});
 afterEach(() => rmSync(folder, { recursive: true, force: true }));
 
 describe('crash safety', () => {
