@@ -1,6 +1,7 @@
 import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { REDACTED_CONTENT } from '../../records.js';
+import { createHashEmbedder } from '../hash-embedder.js';
 import { createManualClock } from '../manual-clock.js';
 import { createSequentialIds } from '../sequential-ids.js';
 import type { Harness, TestApi } from './harness.js';
@@ -167,6 +168,71 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       expect((await engine.verifyAudit()).ok).toBe(true);
       expect(await engine.verifyRecords()).toEqual({ ok: true, records: 2, problems: [] });
       expect(await engine.purgeExpired()).toEqual({ purged: 0 });
+    });
+
+    it('by filters leaves plans alone, even procedural filters', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const plan = await planAccess(a).writePlan({
+        query: 'zebra plan',
+        payload: {},
+        tokens: ['zebra'],
+      });
+      const record = await a.remember({ content: 'a procedure', memoryType: 'procedural' });
+      expect(await a.forget({ filters: { memoryTypes: ['procedural'] } })).toEqual({
+        mode: 'soft',
+        forgotten: [record.id],
+      });
+      const candidates = await planAccess(a).findCandidates({
+        tokens: ['zebra'],
+        minTokens: 1,
+        maxTokens: 5,
+      });
+      expect(candidates.map((candidate) => candidate.record.id)).toEqual([plan.id]);
+    });
+
+    it("drops a hard-forgotten record's grants and a forgotten plan's stats", async () => {
+      const { engine, store } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const { id } = await a.remember({ content: 'shared thing', scope: 'shared' });
+      await a.share({ recordId: id, with: ['agent-b'] });
+      expect((await store.listGrants([id])).length).toBe(1);
+      await a.forget({ ids: [id], mode: 'hard' });
+      const plan = await planAccess(a).writePlan({
+        query: 'zebra plan',
+        payload: {},
+        tokens: ['zebra'],
+      });
+      await planAccess(a).updatePlanStats(plan.id, () => ({
+        runningOutcome: 1,
+        replays: 1,
+        failures: 0,
+        details: {},
+      }));
+      expect((await store.listPlanStats([plan.id])).length).toBe(1);
+      await a.forget({ ids: [plan.id] });
+      expect({
+        grants: await store.listGrants([id]),
+        stats: await store.listPlanStats([plan.id]),
+      }).toEqual({ grants: [], stats: [] });
+    });
+
+    it('redact empties the metadata and drops the embedding', async () => {
+      const { engine, store } = await h.open({ embedder: createHashEmbedder({ dimensions: 16 }) });
+      const a = engine.as('agent-a');
+      const { id } = await a.remember({
+        content: 'launch code swordfish',
+        metadata: { code: 'swordfish' },
+      });
+      expect((await store.scanRecords({ limit: 10 }))[0]?.embedding).not.toBeNull();
+      await a.forget({ ids: [id], mode: 'redact' });
+      const [record] = await store.scanRecords({ limit: 10 });
+      expect([record?.id, record?.content, record?.metadata, record?.embedding]).toEqual([
+        id,
+        REDACTED_CONTENT,
+        {},
+        null,
+      ]);
     });
   });
 }

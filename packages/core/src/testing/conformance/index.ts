@@ -3,6 +3,7 @@ import { accessMatrixSpec } from './access-matrix.spec.js';
 import { auditSpec } from './audit.spec.js';
 import { concurrencySpec } from './concurrency.spec.js';
 import { forgetSpec } from './forget.spec.js';
+import { grantsSpec } from './grants.spec.js';
 import { groupCommitSpec } from './group-commit.spec.js';
 import { type ConformanceOptions, createHarness, type TestApi } from './harness.js';
 import { invalidInputSpec } from './invalid-input.spec.js';
@@ -47,6 +48,7 @@ export function runConformanceSuite(t: TestApi, options: ConformanceOptions): vo
     accessMatrixSpec(t, h);
     forgetSpec(t, h);
     shareSpec(t, h);
+    grantsSpec(t, h);
     auditSpec(t, h);
     plansSpec(t, h);
     planLifecycleSpec(t, h);

@@ -1,3 +1,4 @@
+import { chainEvent } from '../../audit/audit-event.js';
 import type { ConformanceOptions, Harness, TestApi } from './harness.js';
 
 export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOptions): void {
@@ -44,6 +45,32 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       ).rejects.toThrow('abort');
       expect(await store.readAudit({ limit: 10 })).toEqual(before);
       expect((await a.get('id-000001')).accessCount).toBe(0);
+    });
+
+    it('rolls back an audit append too: the next event chains onto the head before it', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'first' });
+      await expect(
+        store.transaction(async (tx) => {
+          const event = chainEvent(await tx.auditHead('agent-a'), {
+            id: 'phantom',
+            chain: 'agent-a',
+            at: clock.now(),
+            principal: 'agent-a',
+            op: 'remember',
+            recordIds: [],
+            details: {},
+          });
+          await tx.appendAudit([event]);
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      await a.remember({ content: 'second' });
+      expect([
+        (await engine.verifyAudit()).ok,
+        (await store.readAudit({ limit: 10 })).map((event) => event.seq),
+      ]).toEqual([true, [1, 2]]);
     });
   });
 }

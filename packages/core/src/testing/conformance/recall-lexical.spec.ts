@@ -103,6 +103,26 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       expect(result.hits.every((hit) => hit.record.agentId === 'agent-a')).toBe(true);
     });
 
+    it('keeps an expired record out after more than a thousand forgets, lexical and semantic', async () => {
+      const { engine, clock } = await h.open({ embedder: createHashEmbedder({ dimensions: 16 }) });
+      const a = engine.as('agent-a');
+      await a.rememberMany(
+        Array.from({ length: 1100 }, (_, i) => ({ content: `filler note ${i}`, tags: ['filler'] })),
+      );
+      const { id } = await a.remember({
+        content: 'ephemeral zebra',
+        expiresAt: new Date(clock.now().getTime() + 60_000),
+      });
+      expect(
+        (await a.recall({ query: 'zebra', strategy: 'lexical' })).hits.map((hit) => hit.record.id),
+      ).toEqual([id]);
+      expect((await a.forget({ filters: { tagsAny: ['filler'] } })).forgotten).toHaveLength(1100);
+      clock.advance(60_000);
+      for (const strategy of ['lexical', 'semantic'] as const) {
+        expect((await a.recall({ query: 'zebra', strategy })).hits).toEqual([]);
+      }
+    });
+
     it('ranks as the reference when common terms hold most postings, as records come and go', async () => {
       const { engine, clock } = await h.open();
       const a = engine.as('agent-a');

@@ -56,6 +56,16 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       }
     });
 
+    it('breaks ties in similarity by id, ascending', async () => {
+      const { engine } = await h.open({ embedder: createHashEmbedder({ dimensions: 16 }) });
+      const a = engine.as('agent-a', { orgId: 'o' });
+      const first = await a.remember({ content: 'tie note', scope: 'private' });
+      await a.remember({ content: 'tie note', scope: 'public' });
+      await a.remember({ content: 'tie note', scope: 'global' });
+      const hits = (await a.recall({ query: 'tie note', strategy: 'semantic', limit: 1 })).hits;
+      expect(hits.map((hit) => hit.record.id)).toEqual([first.id]);
+    });
+
     it('never returns a record whose similarity is undefined (a zero vector), even when it would fill the limit', async () => {
       const embedder = createHashEmbedder({ dimensions: 32 });
       const { engine } = await h.open({ embedder });
