@@ -103,6 +103,83 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       expect(result.hits.every((hit) => hit.record.agentId === 'agent-a')).toBe(true);
     });
 
+    describe("keeps others' records out of every lexical query, and out of its statistics", () => {
+      const hitIds = (result: { hits: { record: { id: string } }[] }) =>
+        result.hits.map((hit) => hit.record.id);
+
+      it('with an importance filter: no private record of another agent, no expired one of mine', async () => {
+        const { engine, clock } = await h.open();
+        const a = engine.as('agent-a');
+        const mine = await a.remember({ content: 'alpha note', importance: 0.9 });
+        await a.remember({
+          content: 'alpha expiring',
+          importance: 0.9,
+          expiresAt: new Date(clock.now().getTime() + 1000),
+        });
+        await engine.as('agent-b').remember({ content: 'alpha secret of b', importance: 0.9 });
+        clock.advance(1000);
+        const filters = { minImportance: 0.5 };
+        expect(hitIds(await a.recall({ query: 'alpha', strategy: 'lexical', filters }))).toEqual([
+          mine.id,
+        ]);
+      });
+
+      it('with a tag filter: no shared record of another agent without a grant', async () => {
+        const { engine } = await h.open();
+        const a = engine.as('agent-a');
+        const mine = await a.remember({ content: 'alpha note', tags: ['t'] });
+        await engine
+          .as('agent-b')
+          .remember({ content: 'alpha shared, not granted', tags: ['t'], scope: 'shared' });
+        const filters = { tagsAny: ['t'] };
+        expect(hitIds(await a.recall({ query: 'alpha', strategy: 'lexical', filters }))).toEqual([
+          mine.id,
+        ]);
+      });
+
+      it('with common terms and fewer hits than the limit: no shared record without a grant', async () => {
+        const { engine } = await h.open();
+        const a = engine.as('agent-a');
+        const notes = await a.rememberMany(
+          Array.from({ length: 40 }, (_, i) => ({ content: `alpha note n${i}` })),
+        );
+        const rare = await a.remember({ content: 'alpha gamma' });
+        await engine.as('agent-b').remember({ content: 'gamma alpha of b', scope: 'shared' });
+        const found = hitIds(
+          await a.recall({ query: 'alpha gamma', strategy: 'lexical', limit: 100 }),
+        );
+        expect([...found].sort()).toEqual([rare.id, ...notes.map((note) => note.id)].sort());
+        expect(found[0]).toBe(rare.id);
+      });
+
+      it("scores as the reference over what the caller sees: others' ungranted shared records do not count", async () => {
+        const { engine } = await h.open();
+        const a = engine.as('agent-a');
+        const b = engine.as('agent-b');
+        for (let i = 0; i < 5; i += 1) {
+          await b.remember({
+            content: `unrelated words of b ${i} ${'x '.repeat(20)}`,
+            scope: 'shared',
+          });
+        }
+        const docs = [];
+        for (const content of [
+          'secret plan alpha',
+          'the secret recipe',
+          'a plan for secret',
+          'nothing here',
+        ]) {
+          docs.push({ id: (await a.remember({ content })).id, content });
+        }
+        const result = await a.recall({ query: 'secret plan', strategy: 'lexical', limit: 3 });
+        const expected = bm25Reference(docs, 'secret plan').slice(0, 3);
+        expect(hitIds(result)).toEqual(expected.map((entry) => entry.id));
+        for (const [i, hit] of result.hits.entries()) {
+          expect(hit.score).toBeCloseTo(expected[i]?.score as number, 9);
+        }
+      });
+    });
+
     it('keeps an expired record out after more than a thousand forgets, lexical and semantic', async () => {
       const { engine, clock } = await h.open({ embedder: createHashEmbedder({ dimensions: 16 }) });
       const a = engine.as('agent-a');
