@@ -68,5 +68,11 @@ export function tamperStatements(attack: TamperAttack): string[] {
         `UPDATE mnemo_audit_heads SET seq = ${attack.seq}, hash = (SELECT hash FROM mnemo_audit_events WHERE ${chain} AND seq = ${attack.seq}) WHERE ${chain}`,
       ];
     }
+    case 'relink_event':
+      return [
+        `UPDATE mnemo_audit_events SET prev_hash = ${text(attack.prevHash)}, hash = ${text(attack.hash)} WHERE chain = ${text(attack.chain)} AND seq = ${attack.seq}`,
+      ];
+    case 'delete_head':
+      return [`DELETE FROM mnemo_audit_heads WHERE chain = ${text(attack.chain)}`];
   }
 }

@@ -116,5 +116,14 @@ export function tamperStatements(schema: string, attack: TamperAttack): Statemen
           [attack.chain, attack.seq],
         ],
       ];
+    case 'relink_event':
+      return [
+        [
+          `UPDATE ${s}.mnemo_audit_events SET prev_hash = $3, hash = $4 WHERE chain = $1 AND seq = $2`,
+          [attack.chain, attack.seq, attack.prevHash, attack.hash],
+        ],
+      ];
+    case 'delete_head':
+      return [[`DELETE FROM ${s}.mnemo_audit_heads WHERE chain = $1`, [attack.chain]]];
   }
 }

@@ -60,7 +60,14 @@ export type TamperAttack =
   /** Shifts the events from `seq` on by one and puts a copy of event `seq - 1` at `seq`. */
   | { kind: 'insert_event'; chain: string; seq: number }
   /** Removes the events after `seq` and rewinds the recorded head to it, consistently. */
-  | { kind: 'truncate_chain'; chain: string; seq: number };
+  | { kind: 'truncate_chain'; chain: string; seq: number }
+  /**
+   * Sets the `prevHash` and `hash` of the event at `seq` of `chain` (a forger
+   * pointing it elsewhere and signing it again); its other columns stay.
+   */
+  | { kind: 'relink_event'; chain: string; seq: number; prevHash: string; hash: string }
+  /** Removes the recorded head of `chain`; its events stay. */
+  | { kind: 'delete_head'; chain: string };
 
 /** The instant every conformance test starts at. */
 export const START = '2026-01-01T00:00:00.000Z';

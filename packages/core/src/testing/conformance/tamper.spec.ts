@@ -1,4 +1,4 @@
-import type { AuditHead } from '../../audit/audit-event.js';
+import { type AuditEvent, type AuditHead, auditEventHash } from '../../audit/audit-event.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryHandle } from '../../engine/memory-handle.js';
 import { planAccess } from '../../engine/plan-access.js';
@@ -56,6 +56,17 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
     } finally {
       if (store !== seeded.store) await store.close();
     }
+  }
+
+  async function eventAt(seeded: Seeded, seq: number): Promise<AuditEvent> {
+    const events = await seeded.store.readAudit({ limit: 100 });
+    return events.find((e) => e.chain === CHAIN && e.seq === seq) as AuditEvent;
+  }
+
+  /** Event `seq` pointed at `prevHash` and signed again: only the link check can tell. */
+  async function relinked(seeded: Seeded, seq: number, prevHash: string): Promise<TamperAttack> {
+    const hash = auditEventHash({ ...(await eventAt(seeded, seq)), prevHash });
+    return { kind: 'relink_event', chain: CHAIN, seq, prevHash, hash };
   }
 
   describe('tamper evidence', () => {
@@ -291,6 +302,21 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
               ...event('head_mismatch', 5)(),
               records: [{ kind: 'unaudited', recordId: s.ids[4], position: 5 }],
             }),
+          },
+          {
+            label: 'an event linked past the one before it, and signed again',
+            attack: async (s) => relinked(s, 3, (await eventAt(s, 1)).hash),
+            expected: event('broken_link', 3),
+          },
+          {
+            label: 'a first event linked to another event, and signed again',
+            attack: async (s) => relinked(s, 1, (await eventAt(s, 5)).hash),
+            expected: event('broken_link', 1),
+          },
+          {
+            label: 'deleted recorded head',
+            attack: () => ({ kind: 'delete_head', chain: CHAIN }),
+            expected: event('missing_head', 5),
           },
           {
             label: 'truncated tail, given the head the application kept',
