@@ -102,6 +102,60 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
       expect(({} as Record<string, unknown>).polluted).toBe(undefined);
     });
 
+    it('takes every size limit exactly, and refuses one past it naming the field', async () => {
+      const { engine, store } = await h.open({ limits: { maxContentBytes: 2000 } });
+      const a = engine.as('agent-a');
+      const tags = (count: number) => Array.from({ length: count }, (_, i) => `t${i}`);
+      /** `levels` objects, each the only member of the one around it. */
+      const nested = (levels: number) => {
+        let value: unknown = 1;
+        for (let i = 0; i < levels; i += 1) value = { n: value };
+        return value as Record<string, unknown>;
+      };
+      // `{"s":"` and `"}` are 8 bytes around the string.
+      const sized = (bytes: number) => ({ s: 'x'.repeat(bytes - 8) });
+      const atLimit: [string, Record<string, unknown>][] = [
+        ['2000 bytes of content', { content: 'x'.repeat(2000) }],
+        ['2000 bytes of two-byte characters', { content: 'é'.repeat(1000) }],
+        ['64 tags', { content: 'tags', tags: tags(64) }],
+        ['a tag of 128 characters', { content: 'tag', tags: ['t'.repeat(128)] }],
+        ['a thread id of 256 characters', { content: 'thread', threadId: 't'.repeat(256) }],
+        ['a source type of 256 characters', { content: 'source', sourceType: 's'.repeat(256) }],
+        ['64 KiB of metadata', { content: 'metadata', metadata: sized(64 * 1024) }],
+        ['metadata 16 levels deep', { content: 'deep', metadata: nested(16) }],
+      ];
+      for (const [label, input] of atLimit) {
+        const { id } = await a.remember(input as never);
+        const { content, tags: kept, threadId, sourceType, metadata } = await a.get(id);
+        expect({ label, content, tags: kept, threadId, sourceType, metadata }).toEqual({
+          label,
+          content: input.content,
+          tags: input.tags ?? [],
+          threadId: input.threadId ?? null,
+          sourceType: input.sourceType ?? null,
+          metadata: input.metadata ?? {},
+        });
+      }
+      const before = await snapshot(store);
+      const pastLimit: [Record<string, unknown>, string][] = [
+        [{ content: 'x'.repeat(2001) }, 'content'],
+        [{ content: `${'é'.repeat(1000)}x` }, 'content'],
+        [{ content: 'tags', tags: tags(65) }, 'tags'],
+        [{ content: 'tag', tags: ['t', 't'.repeat(129)] }, 'tags[1]'],
+        [{ content: 'thread', threadId: 't'.repeat(257) }, 'threadId'],
+        [{ content: 'source', sourceType: 's'.repeat(257) }, 'sourceType'],
+        [{ content: 'metadata', metadata: sized(64 * 1024 + 1) }, 'metadata'],
+        [{ content: 'deep', metadata: nested(17) }, `metadata${'.n'.repeat(16)}`],
+      ];
+      for (const [input, field] of pastLimit) {
+        await expect(a.remember(input as never)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field },
+        });
+      }
+      expect(await snapshot(store)).toEqual(before);
+    });
+
     it('rejects bad agent and org ids when binding a handle', async () => {
       const { engine } = await h.open();
       for (const id of ['', 'a b', 'a/b', 'ä', 'x'.repeat(257), 42]) {
