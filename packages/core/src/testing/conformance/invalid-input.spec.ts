@@ -156,6 +156,35 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
       expect(await snapshot(store)).toEqual(before);
     });
 
+    it('refuses an expiry at the present instant, and takes one a millisecond later', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const now = clock.now();
+      const later = new Date(now.getTime() + 1);
+      const { id: recordId } = await a.remember({ content: 'to share', scope: 'shared' });
+      const before = await snapshot(store);
+      const refused = [
+        [a.remember({ content: 'expiring', expiresAt: now }), 'expiresAt'],
+        [
+          a.rememberMany([{ content: 'fine' }, { content: 'expiring', expiresAt: now }]),
+          'inputs[1].expiresAt',
+        ],
+        [a.share({ recordId, with: ['agent-c'], expiresAt: now }), 'expiresAt'],
+      ] as const;
+      for (const [pending, field] of refused) {
+        await expect(pending).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field } });
+      }
+      expect(await snapshot(store)).toEqual(before);
+
+      const { id } = await a.remember({ content: 'expiring', expiresAt: later });
+      expect((await a.get(id)).expiresAt).toEqual(later);
+      await a.share({ recordId, with: ['agent-c'], expiresAt: later });
+      expect((await engine.as('agent-c').get(recordId)).id).toBe(recordId);
+      clock.advance(1);
+      expect(await codeOf(engine.as('agent-c').get(recordId))).toBe('NOT_FOUND');
+      expect(await codeOf(a.get(id))).toBe('NOT_FOUND');
+    });
+
     it('rejects bad agent and org ids when binding a handle', async () => {
       const { engine } = await h.open();
       for (const id of ['', 'a b', 'a/b', 'ä', 'x'.repeat(257), 42]) {
