@@ -39,6 +39,32 @@ async function setUp(kind: 'duckdb' | 'postgres') {
 const ask = (handle: MemoryHandle) => recallPlan(handle, { query: 'Password reset — how to?' });
 
 describe.each(STORES)('plan lifecycle on %s', (kind) => {
+  it('counts an outcome of exactly 0.5 as a success, and keeps replaying a plan whose running outcome is exactly 0.5', async () => {
+    const { agent, planId, fallbackId } = await setUp(kind);
+    expect(await reportPlanOutcome(agent, { planId, outcomeScore: 0.5 })).toEqual({
+      planId,
+      runningOutcome: 0.7,
+      replays: 1,
+      failures: 0,
+      replayable: true,
+    });
+    await agent.forget({ ids: [planId] });
+    // 0.5·0.2 + 0.5·0.8 is exactly 0.5.
+    expect(await reportPlanOutcome(agent, { planId: fallbackId, outcomeScore: 0.2 })).toEqual({
+      planId: fallbackId,
+      runningOutcome: 0.5,
+      replays: 1,
+      failures: 1,
+      replayable: true,
+    });
+    const replayed = await ask(agent);
+    expect([replayed.plan?.id, replayed.plan?.runningOutcome, replayed.retired]).toEqual([
+      fallbackId,
+      0.5,
+      0,
+    ]);
+  });
+
   it('keeps a running outcome; a plan whose running outcome falls below 0.5 is not replayed', async () => {
     const { agent, planId, fallbackId, store } = await setUp(kind);
     expect((await ask(agent)).plan?.id).toBe(planId);
@@ -231,6 +257,10 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
         }),
       ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'ttlMs' } });
     }
+    // Refused whatever the score: a score that would not be cached does not hide bad input.
+    await expect(
+      rememberPlan(agent, { query: 'q ttl', steps, chunkIds: [], outcomeScore: 0.2, ttlMs: 0 }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'ttlMs' } });
     const longest = await rememberPlan(agent, {
       query: 'q ttl longest',
       steps,

@@ -30,6 +30,11 @@ describe('signatureTokens', () => {
       'ünïcödé',
     ]);
     expect(signatureTokens('١٢٣ 東京都 Ελλάδα')).toEqual(['ελλάδα', '١٢٣', '東京都']);
+    // Alphabetic, not only letters: Devanagari vowel signs are marks that belong to the word
+    // (the virama, which is not Alphabetic, still splits one).
+    expect(signatureTokens('हिन्दी में पासवर्ड बदलें')).toEqual(['पासवर', 'बदलें', 'में', 'हिन']);
+    // Numeric, not only decimal digits: a superscript two stays in its token.
+    expect(signatureTokens('area 5 km² plot')).toEqual(['area', 'km²', 'plot']);
   });
 
   it('splits on punctuation, underscores, emoji and lone combining marks', () => {
