@@ -1,4 +1,4 @@
-import { createEngine, type Engine, type ExportedRecord } from '@mnemo/core';
+import { createEngine, type Engine, type ExportedRecord, type MemoryRecord } from '@mnemo/core';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import {
@@ -39,6 +39,11 @@ async function twoEngines(prefix: string): Promise<[Engine, Engine]> {
   return [first, await open()];
 }
 
+/** Every record of the store, in id order. */
+async function allRecords(engine: Engine): Promise<MemoryRecord[]> {
+  return engine.store.scanRecords({ limit: 10_000 });
+}
+
 const outcome = (settled: PromiseSettledResult<unknown>) =>
   settled.status === 'fulfilled' ? 'ok' : (settled.reason as { code?: string }).code;
 
@@ -62,6 +67,84 @@ describePostgres('concurrent changes to one record from two stores', () => {
       expect(events.filter((e) => e.op === 'forget' && e.recordIds[0] === id)).toHaveLength(1);
     }
     expect((await e1.verifyAudit()).ok).toBe(true);
+  });
+
+  it('stores a memory remembered by both stores at once once: one caller gets it deduplicated', async () => {
+    const [e1, e2] = await twoEngines('race_remember');
+    for (let round = 0; round < ROUNDS; round += 1) {
+      // A new agent each round: neither store knows its audit chain's head, so neither runs its
+      // transaction again on a stale head (a run again would find the other's record anyway).
+      const agent = `agent${round}`;
+      const [a, b] = await Promise.all([
+        e1.as(agent).remember({ content: 'the deploy key rotates on Mondays' }),
+        e2.as(agent).remember({ content: 'the deploy key rotates on Mondays' }),
+      ]);
+      expect(b.id).toBe(a.id);
+      expect([a.deduplicated, b.deduplicated].sort()).toEqual([false, true]);
+    }
+    const records = await allRecords(e1);
+    expect(records.map((r) => r.agentId).sort()).toEqual(
+      Array.from({ length: ROUNDS }, (_, round) => `agent${round}`),
+    );
+    expect((await e1.verifyAudit()).ok).toBe(true);
+    expect((await e2.verifyRecords()).ok).toBe(true);
+  });
+
+  it('stores memories remembered in one batch by both stores at once once each', async () => {
+    const [e1, e2] = await twoEngines('race_remember_many');
+    const contents = Array.from({ length: 10 }, (_, i) => `runbook step ${i}`);
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const agent = `agent${round}`; // a new audit chain each round, as above
+      // In opposite orders, as two processes' batches may come: whichever store takes the
+      // keys' locks first writes them all, and the other finds them all.
+      const [forward, backward] = await Promise.all([
+        e1.as(agent).rememberMany(contents.map((content) => ({ content }))),
+        e2.as(agent).rememberMany(contents.toReversed().map((content) => ({ content }))),
+      ]);
+      expect(backward.toReversed().map((r) => r.id)).toEqual(forward.map((r) => r.id));
+      expect(
+        [forward, backward].map((results) => results.map((r) => r.deduplicated)).sort(),
+      ).toEqual([Array(10).fill(false), Array(10).fill(true)]);
+    }
+    const records = await allRecords(e1);
+    expect(records.map((r) => `${r.agentId}: ${r.content}`).sort()).toEqual(
+      Array.from({ length: ROUNDS }, (_, round) =>
+        contents.map((content) => `agent${round}: ${content}`),
+      )
+        .flat()
+        .sort(),
+    );
+    expect((await e1.verifyAudit()).ok).toBe(true);
+    expect((await e2.verifyRecords()).ok).toBe(true);
+  });
+
+  it('forgets records matched by one filter in both stores once: the second finds them gone', async () => {
+    const [e1, e2] = await twoEngines('race_forget_filters');
+    const modes = [
+      ['soft', 'redact'],
+      ['hard', 'soft'],
+      ['redact', 'hard'],
+    ] as const;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const [first, second] = modes[round % modes.length] as (typeof modes)[number];
+      const tags = [`batch${round}`];
+      const items = Array.from({ length: 5 }, (_, i) => ({ content: `log ${round}.${i}`, tags }));
+      const ids = (await e1.as('owner').rememberMany(items)).map((result) => result.id).sort();
+      const results = await Promise.all([
+        e1.as('owner').forget({ filters: { tagsAll: tags }, mode: first }),
+        e2.as('owner').forget({ filters: { tagsAll: tags }, mode: second }),
+      ]);
+      // Each record forgotten by exactly one of them, whichever locked the records first.
+      expect(results.map((result) => result.forgotten).sort()).toEqual([[], ids]);
+      const events = await e1.store.readAudit({ limit: 1000 });
+      expect(
+        events
+          .filter((e) => e.op === 'forget' && ids.includes(e.recordIds[0] as string))
+          .map((e) => e.recordIds),
+      ).toEqual([ids]);
+    }
+    expect((await e1.verifyAudit()).ok).toBe(true);
+    expect((await e2.verifyRecords()).ok).toBe(true);
   });
 
   it('counts every access of records touched at once in opposite orders', async () => {
