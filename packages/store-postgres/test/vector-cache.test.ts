@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   createEngine,
+  type Embedder,
   type MemoryStore,
   MnemoError,
   type RecordFilters,
@@ -220,6 +221,101 @@ describePostgres('vector search from memory', () => {
       expect(contents).not.toContain('dog park cat');
       expect(contents).not.toContain('dog');
       expect(contents).not.toContain('dog park');
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    "answers with the caller's own nearest records when the nearest of all are hidden from it",
+    async () => {
+      const { engine, memory, sql } = await setUp(PGVECTOR_URL as string);
+      // agent-d's records are the nearest to both questions: its shared ones (not shared with
+      // agent-c) are candidates in memory, whose grants SQL checks; its private ones are not.
+      const d = engine.as('agent-d', { orgId: 'acme' });
+      const nearest = ['dog park', 'park dog', 'dog park dog park', 'bird lake', 'lake bird'];
+      for (const scope of ['shared', 'private'] as const)
+        await d.rememberMany(nearest.map((content) => ({ content, scope })));
+      const c = engine.as('agent-c', { orgId: 'acme' });
+      // Others of its own, with none of the questions' words.
+      const others = texts(17, 300).filter((text) => !/dog|park|bird|lake/.test(text));
+      await c.rememberMany(others.map((content) => ({ content })));
+      const own = [
+        'dog park',
+        'dog dog park',
+        'dog park river',
+        'dog park river lake',
+        'bird lake river',
+        'bird lake river hill',
+        'bird river',
+      ];
+      const ids = new Map(
+        (await c.rememberMany(own.map((content) => ({ content })))).map((r, i) => [own[i], r.id]),
+      );
+      // agent-c's own 'dog park' ties the hidden ones and is a candidate with them, but one
+      // record cannot prove a top 3; for 'bird lake' none of agent-c's is a candidate at first.
+      const answers = await same(
+        memory,
+        sql,
+        { agentId: 'agent-c', orgId: 'acme', now: new Date() },
+        3,
+        ['dog park', 'bird lake'],
+      );
+      const expected = (contents: string[]) =>
+        contents.map((content) => [content, ids.get(content)]);
+      expect(answers.map((hits) => hits.map(([content, id]) => [content, id]))).toEqual([
+        expected(['dog park', 'dog dog park', 'dog park river']),
+        expected(['bird lake river', 'bird lake river hill', 'bird river']),
+      ]);
+    },
+  );
+
+  it.skipIf(PGVECTOR_URL === undefined)(
+    'answers a top 1 hidden from the caller with its nearest record, not a farther candidate',
+    async () => {
+      // Vectors made so that the codes' bounds are known (the question is the first axis):
+      // `hidden` is the question itself, so the bar is 1; `wide` scores 0.9995 but loses 0.03 to
+      // its codes (63 small values that code to 0), so its upper bound reaches the bar and it is
+      // a candidate; `nearest` scores 0.9999 and codes exactly, so it is not. Found among the
+      // candidates, `wide` alone passes SQL: it cannot prove the top, and a deeper search finds
+      // `nearest`.
+      const axis = (values: Record<number, number>) => {
+        const vector = new Float32Array(DIMENSIONS);
+        for (const [i, value] of Object.entries(values)) vector[Number(i)] = value;
+        return vector;
+      };
+      const small = (0.49 * 0.9995) / 127;
+      const wide = axis({ 0: Math.sqrt(1 - 63 * small * small) });
+      for (let i = 1; i < DIMENSIONS; i += 1) wide[i] = small;
+      const vectors = new Map([
+        ['question', axis({ 0: 1 })],
+        ['hidden', axis({ 0: 1 })],
+        ['wide', wide],
+        ['nearest', axis({ 0: 127 / Math.hypot(127, 2), 1: 2 / Math.hypot(127, 2) })],
+      ]);
+      const table: Embedder = {
+        dimensions: DIMENSIONS,
+        semantic: true,
+        maxBatchSize: 8,
+        embed: async (contents) => contents.map((content) => vectors.get(content) as Float32Array),
+      };
+      const url = PGVECTOR_URL as string;
+      const schema = uniqueSchema('vector_cache');
+      cleanup.push(() => dropSchema(schema, url));
+      const engine = createEngine({ store: store(url, schema, 'memory'), embedder: table });
+      await engine.init();
+      await engine
+        .as('agent-d', { orgId: 'acme' })
+        .remember({ content: 'hidden', scope: 'shared' });
+      const c = engine.as('agent-c', { orgId: 'acme' });
+      const [nearest, farther] = await c.rememberMany([
+        { content: 'nearest' },
+        { content: 'wide' },
+      ]);
+      const hits = await c.recall({ query: 'question', strategy: 'semantic', limit: 1 });
+      expect(hits.hits.map((hit) => [hit.record.content, hit.record.id])).toEqual([
+        ['nearest', nearest?.id],
+      ]);
+      const two = await c.recall({ query: 'question', strategy: 'semantic', limit: 2 });
+      expect(two.hits.map((hit) => hit.record.id)).toEqual([nearest?.id, farther?.id]);
     },
   );
 
