@@ -184,6 +184,34 @@ describePostgres('PostgreSQL access counts, logged and folded', () => {
     });
   });
 
+  it('folds the time of the last access logged, even when it is earlier than others logged or folded before', async () => {
+    const schema = newSchema();
+    const first = open(schema);
+    await first.engine.init();
+    const { id } = await first.engine.as('agent-a').remember({ content: 'a note' });
+    await first.engine.close();
+    // Logs a fold's worth of accesses whose times go back by 1 ms each (a clock going back),
+    // the last at `last`; the next store to open folds them at init(), and its close() waits.
+    const fold = async (last: number) => {
+      await adminQuery(
+        `INSERT INTO "${schema}".mnemo_accesses (record_id, accessed_at)
+         SELECT $1, $2::bigint - g FROM generate_series(-$3::int + 1, 0) AS g ORDER BY g`,
+        [id, last, ACCESS_FOLD_ROWS],
+      );
+      const store = open(schema);
+      await store.engine.init();
+      await store.engine.close();
+      return inSchema(schema);
+    };
+    const start = Date.parse('2026-01-01T00:00:00.000Z');
+    expect(await fold(start)).toEqual({ logged: 0, records: [[id, ACCESS_FOLD_ROWS, start]] });
+    // All earlier than the time folded before: the record takes the last of them.
+    expect(await fold(start - 60_000)).toEqual({
+      logged: 0,
+      records: [[id, 2 * ACCESS_FOLD_ROWS, start - 60_000]],
+    });
+  });
+
   it('opens a schema of version 11, whose counts are in the records, and logs from then on', async () => {
     const schema = newSchema();
     const first = open(schema);
