@@ -48,6 +48,34 @@ export function accessCountsSpec(t: TestApi, h: Harness): void {
       ).toEqual([2]);
     });
 
+    it('keeps the time of the last access through folds of the log, also when the clock went back', async () => {
+      const { store, engine, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const { id } = await a.remember({ content: 'cherries' });
+      const others: string[] = [];
+      for (let i = 0; i < 50; i += 1) others.push((await a.remember({ content: `note ${i}` })).id);
+      // More accesses to other records than both built-in stores log before they fold the log
+      // (4,096; the fold may run in the background, so here half as many again), then a read in
+      // a transaction, which locks the record: after a fold holding it.
+      const foldThenRead = async () => {
+        for (let i = 0; i < 120; i += 1) {
+          await store.transaction((tx) =>
+            tx.touch(others, new Date(Date.UTC(2026, 0, 2, 0, 0, i))),
+          );
+        }
+        await store.auditHeads();
+        const read = await store.transaction((tx) => tx.get(everyone(clock.now()), [id]));
+        return read.map(({ record }) => [record.accessCount, record.lastAccessedAt?.toISOString()]);
+      };
+      // A fold of two accesses, the last one earlier…
+      await store.transaction((tx) => tx.touch([id], new Date('2026-03-01T00:00:00.000Z')));
+      await store.transaction((tx) => tx.touch([id], new Date('2026-02-01T00:00:00.000Z')));
+      expect(await foldThenRead()).toEqual([[2, '2026-02-01T00:00:00.000Z']]);
+      // …then of one earlier than the time folded before.
+      await store.transaction((tx) => tx.touch([id], new Date('2026-01-15T00:00:00.000Z')));
+      expect(await foldThenRead()).toEqual([[3, '2026-01-15T00:00:00.000Z']]);
+    });
+
     it("counts a transaction's own accesses in its reads, and only once it commits in others'", async () => {
       const { store, engine, clock } = await h.open();
       const { id } = await engine.as('agent-a').remember({ content: 'a note' });
