@@ -1,6 +1,7 @@
 import { createEngine } from '../../engine/create-engine.js';
 import { DEFAULT_LANE_WEIGHTS, RRF_K } from '../../engine/fusion.js';
 import type { Embedder } from '../../ports/embedder.js';
+import type { RecordFilters } from '../../ports/memory-store.js';
 import { cosineReference } from '../bm25-reference.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
@@ -88,6 +89,106 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       }
       // A query with no terms has a zero vector: nothing is similar to it.
       expect((await a.recall({ query: 'what is it', strategy: 'semantic' })).hits).toEqual([]);
+    });
+
+    it('applies each filter to semantic recall exactly, ranking what passes as the reference', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine, clock } = await h.open({ embedder });
+      const a = engine.as('agent-a', { orgId: 'o' });
+      // CORPUS in order, a minute apart, each with other attributes. Most filters below leave out
+      // the best matches: a store must filter before it takes its top, not after.
+      const attributes = [
+        { memoryType: 'episodic', tags: ['outdoor', 'alps'], importance: 0.9, threadId: 't1' },
+        { memoryType: 'semantic', tags: ['outdoor'], importance: 0.3, scope: 'public' },
+        { memoryType: 'procedural', tags: ['food'], importance: 0.6, threadId: 't2' },
+        { memoryType: 'episodic', tags: ['food', 'alps'], importance: 0.2, scope: 'shared' },
+        { memoryType: 'working', tags: [], importance: 0.7, threadId: 't1' },
+      ] as const;
+      const ids: string[] = [];
+      for (const [i, content] of CORPUS.entries()) {
+        ids.push((await a.remember({ content, ...attributes[i] })).id);
+        clock.advance(60_000);
+      }
+      const ranking = (await referenceRanking(embedder, ids, 'mountain hiking trails')).map(
+        (e) => e.id,
+      );
+      const t0 = new Date('2026-01-01T00:00:00.000Z').getTime();
+      const cases: [RecordFilters, number[]][] = [
+        [{ memoryTypes: ['episodic', 'procedural'] }, [0, 2, 3]],
+        [{ scopes: ['public', 'shared'] }, [1, 3]],
+        [{ tagsAny: ['alps', 'food'] }, [0, 2, 3]],
+        [{ tagsAll: ['food', 'alps'] }, [3]],
+        [{ minImportance: 0.6 }, [0, 2, 4]],
+        [{ createdAfter: new Date(t0 + 60_000) }, [1, 2, 3, 4]],
+        [{ createdBefore: new Date(t0 + 180_000) }, [0, 1, 2]],
+        [{ threadId: 't1' }, [0, 4]],
+        [{ threadId: 't3' }, []],
+        [{ tagsAny: ['food', 'outdoor'], minImportance: 0.5, createdAfter: new Date(t0 + 1) }, [2]],
+      ];
+      for (const [filters, passing] of cases) {
+        const expected = ranking.filter((id) => passing.some((i) => ids[i] === id));
+        for (const limit of [1, 100]) {
+          const result = await a.recall({
+            query: 'mountain hiking trails',
+            strategy: 'semantic',
+            filters,
+            limit,
+          });
+          expect([filters, result.hits.map((hit) => hit.record.id)]).toEqual([
+            filters,
+            expected.slice(0, limit),
+          ]);
+        }
+      }
+    });
+
+    it('leaves out records expired at the time of the recall, from its expiry on', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine, clock } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      const hour = 3_600_000;
+      const t0 = clock.now().getTime();
+      // The records are CORPUS's, in its order: the three best matches expire, the best first.
+      const expiries = [t0 + hour, null, t0 + 3 * hour, null, t0 + 2 * hour];
+      const ids: string[] = [];
+      for (const [i, content] of CORPUS.entries()) {
+        const expiresAt = expiries[i];
+        ids.push(
+          (
+            await a.remember({
+              content,
+              tags: i % 2 === 0 ? ['even'] : [],
+              ...(expiresAt === null || expiresAt === undefined
+                ? {}
+                : { expiresAt: new Date(expiresAt) }),
+            })
+          ).id,
+        );
+      }
+      const ranking = (await referenceRanking(embedder, ids, 'mountain hiking trails')).map(
+        (e) => e.id,
+      );
+      const recall = async (limit: number, filters: RecordFilters = {}) =>
+        (
+          await a.recall({ query: 'mountain hiking trails', strategy: 'semantic', filters, limit })
+        ).hits.map((hit) => hit.record.id);
+      // At each record's expiry exactly, and after, the record is gone.
+      for (const [at, expired] of [
+        [t0 + hour - 1, []],
+        [t0 + hour, [0]],
+        [t0 + 2 * hour, [0, 4]],
+        [t0 + 3 * hour + 1, [0, 4, 2]],
+      ] as const) {
+        clock.set(new Date(at));
+        const live = ranking.filter((id) => !expired.some((i) => ids[i] === id));
+        const even = live.filter((id) => ids.indexOf(id) % 2 === 0);
+        expect([at, await recall(1), await recall(100)]).toEqual([at, live.slice(0, 1), live]);
+        expect([
+          at,
+          await recall(1, { tagsAny: ['even'] }),
+          await recall(100, { tagsAny: ['even'] }),
+        ]).toEqual([at, even.slice(0, 1), even]);
+      }
     });
 
     it('fuses lexical, semantic and recency with RRF (k = 60) and explains every lane', async () => {
