@@ -245,6 +245,15 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('rejects a vector shorter than dimensions with DIMENSION_MISMATCH as well', async () => {
+    const error = await failure(embedder({ dimensions: 32 }).embed(['x']));
+    expect([error.code, error.message, error.details]).toEqual([
+      'DIMENSION_MISMATCH',
+      'model "test-model" returned a 16-dimensional vector, expected 32 (options.dimensions)',
+      { expected: 32, actual: 16 },
+    ]);
+  });
+
   it('fails with EMBEDDER_FAILED on a body that is not JSON, without retrying', async () => {
     server.replies.push((_, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -295,6 +304,37 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
         ],
       },
       'has an embedding (index 0) that is not an array of numbers',
+    ],
+    [
+      'an array of strings as an embedding',
+      {
+        data: [
+          { index: 0, embedding: vector.map(String) },
+          { index: 1, embedding: vector },
+        ],
+      },
+      'has an embedding (index 0) that is not an array of numbers',
+    ],
+    // Neither index names a slot, so accepting one would leave a hole in the result.
+    [
+      'a negative index',
+      {
+        data: [
+          { index: -1, embedding: vector },
+          { index: 1, embedding: vector },
+        ],
+      },
+      'has an embedding with index -1',
+    ],
+    [
+      'a fractional index',
+      {
+        data: [
+          { index: 0.5, embedding: vector },
+          { index: 1, embedding: vector },
+        ],
+      },
+      'has an embedding with index 0.5',
     ],
   ])('fails with EMBEDDER_FAILED on a body with %s', async (_, body, problem) => {
     server.replies.push((__, response) => json(response, 200, body));
@@ -383,6 +423,63 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThan(110_000);
     expect(waits[0]).toBeLessThanOrEqual(120_000);
+  });
+
+  it('retries after retry-after-ms, which wins over retry-after, and 0 means at once', async () => {
+    server.replies.push((_, response) =>
+      json(response, 429, {}, { 'retry-after-ms': '250', 'retry-after': '7' }),
+    );
+    // 0 is a wait the server asked for, not an unreadable header: no backoff.
+    server.replies.push((_, response) => json(response, 429, {}, { 'retry-after-ms': '0' }));
+    await embedder().embed(['x']);
+    expect(waits).toEqual([250, 0]);
+  });
+
+  it('retries at once after a Retry-After date already past, and reads fractional seconds', async () => {
+    const aMinuteAgo = new Date(Date.now() - 60_000).toUTCString();
+    server.replies.push((_, response) => json(response, 429, {}, { 'retry-after': aMinuteAgo }));
+    server.replies.push((_, response) => json(response, 503, {}, { 'retry-after': '1.5' }));
+    await embedder().embed(['x']);
+    expect(waits).toEqual([0, 1500]);
+  });
+
+  it('caps the exponential backoff at maxRetryDelayMs', async () => {
+    for (let i = 0; i < 3; i += 1) server.replies.push((_, response) => json(response, 500, {}));
+    await embedder({ retryDelayMs: 1000, maxRetryDelayMs: 1500 }).embed(['x']);
+    expect(waits).toEqual([1000, 1500, 1500]);
+  });
+
+  it('retries 3 times by default, and caps a Retry-After at 30 seconds by default', async () => {
+    server.replies.push((_, response) => json(response, 429, {}, { 'retry-after': '120' }));
+    for (let i = 0; i < 3; i += 1) server.replies.push((_, response) => json(response, 500, {}));
+    const error = await failure(embedder().embed(['x']));
+    expect([error.code, error.details.attempts]).toEqual(['EMBEDDER_FAILED', 4]);
+    expect(server.requests).toHaveLength(4);
+    expect(waits).toEqual([30_000, 1000, 2000]);
+  });
+
+  it('keeps a header value of exactly 8 characters out of the message, as the README says', async () => {
+    server.replies.push((request, response) =>
+      json(response, 403, { error: `unknown tenant ${request.headers['x-tenant']}` }),
+    );
+    const error = await failure(embedder({ headers: { 'x-tenant': 'Tq9xW2vB' } }).embed(['x']));
+    expect(error.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 403: unknown tenant [redacted]`,
+    );
+  });
+
+  it('keeps an API key that is part of the URL path out of the message', async () => {
+    // Some gateways take the key in the path; the message names the URL, so it is scrubbed too.
+    const error = await failure(
+      embedder({
+        baseURL: `${server.baseURL}/sk-path-secret/v1`,
+        apiKey: 'sk-path-secret',
+        maxRetries: 0,
+      }).embed(['x']),
+    );
+    expect(error.message).toBe(
+      `embeddings request to ${server.baseURL}/[redacted]/v1/embeddings failed with HTTP 404: not found`,
+    );
   });
 
   it('serves concurrent embed calls independently', async () => {

@@ -1,5 +1,5 @@
 import { MnemoError } from '@mnemo/core';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createOpenAIEmbedder, type OpenAIEmbedderOptions } from '../src/index.js';
 
 const valid: OpenAIEmbedderOptions = {
@@ -90,10 +90,35 @@ describe('createOpenAIEmbedder options', () => {
   });
 
   it('rejects texts that are not an array of strings with INVALID_INPUT', async () => {
-    const embedder = createOpenAIEmbedder(valid);
+    let calls = 0;
+    const embedder = createOpenAIEmbedder({
+      ...valid,
+      fetch: async () => {
+        calls += 1;
+        return new Response('{}');
+      },
+    });
     await expect(embedder.embed('text' as unknown as string[])).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     });
+    // An array is not enough: a number among the texts is refused before any request.
+    await expect(embedder.embed(['text', 42] as unknown as string[])).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'texts: must be an array of strings',
+    });
+    expect(calls).toBe(0);
+  });
+
+  it('accepts 2^31 − 1, the longest timer, for every delay', () => {
+    const longest = 2 ** 31 - 1;
+    expect(() =>
+      createOpenAIEmbedder({
+        ...valid,
+        timeoutMs: longest,
+        retryDelayMs: longest,
+        maxRetryDelayMs: longest,
+      }),
+    ).not.toThrow();
   });
 
   it('sends to the injected fetch, with the key only in the authorization header', async () => {
@@ -119,5 +144,40 @@ describe('createOpenAIEmbedder options', () => {
       authorization: 'Bearer sk-abc',
     });
     expect(seen[0]?.init.signal).toBeInstanceOf(AbortSignal);
+  });
+});
+
+describe('createOpenAIEmbedder default timeout', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('aborts a request after 30,000 ms when timeoutMs is not given', async () => {
+    // Fake timers stand in for waiting 30 seconds: the request is aborted by the embedder's own timer.
+    vi.useFakeTimers();
+    let signal: AbortSignal | undefined;
+    const embedder = createOpenAIEmbedder({
+      ...valid,
+      maxRetries: 0,
+      fetch: (_, init) => {
+        signal = init.signal ?? undefined;
+        return new Promise<Response>((_resolve, reject) => {
+          init.signal?.addEventListener('abort', () => reject(new Error('aborted')));
+        });
+      },
+    });
+    const outcome = embedder.embed(['x']).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(signal?.aborted).toBe(true);
+    expect(await outcome).toMatchObject({
+      code: 'EMBEDDER_FAILED',
+      message:
+        'embeddings request to http://127.0.0.1:11434/v1/embeddings timed out after 30000 ms',
+    });
   });
 });
