@@ -10,8 +10,8 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { describe, expect, it } from 'vitest';
-import { CORE_TOOLS, parseTokenConfig, startHttpServer } from '../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { CORE_TOOLS, parseTokenConfig, startHttpServer, type TokenRegistry } from '../src/index.js';
 import {
   call,
   INITIALIZE_REQUEST,
@@ -198,6 +198,76 @@ describe('the Streamable HTTP transport', () => {
       headers: { ...auth, host: `localhost:${server.port}` },
     });
     expect(localhost.status).toBe(200);
+  });
+
+  it('answers the IPv6 loopback Host, with or without a port', async () => {
+    const { server } = await start();
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    // Without a port (as a client of port 80 sends it), the colons are the address's own.
+    for (const host of [`[::1]:${server.port}`, '[::1]']) {
+      const response = await raw(server.url, { body: INITIALIZE, headers: { ...auth, host } });
+      expect([host, response.status]).toEqual([host, 200]);
+    }
+    const other = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { ...auth, host: `[::2]:${server.port}` },
+    });
+    expect(other.status).toBe(403);
+  });
+
+  it('refuses DELETE, like GET, with 405: the server keeps no session to end', async () => {
+    const { server } = await start();
+    const response = await raw(server.url, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TOKEN_A}` },
+    });
+    expect([response.status, response.headers.allow]).toEqual([405, 'POST']);
+  });
+
+  it('answers 404 on a path that only starts with the endpoint', async () => {
+    const { server } = await start();
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    for (const path of ['/mcp/', '/mcp/tools', '/mcpx']) {
+      const response = await raw(server.url.replace('/mcp', path), {
+        body: INITIALIZE,
+        headers: auth,
+      });
+      expect([path, response.status]).toEqual([path, 404]);
+    }
+  });
+
+  it('answers 500 and tells onInternalError when the HTTP layer fails', async () => {
+    const { engine } = await openEngine();
+    const failure = new Error('token store unreachable');
+    // A registry is an interface: one that throws stands for any failure before the MCP server.
+    const failing: TokenRegistry = {
+      size: 1,
+      authenticate: () => {
+        throw failure;
+      },
+    };
+    const onInternalError = vi.fn();
+    const server = await startHttpServer({ engine, tokens: failing, onInternalError });
+    onCleanup(() => server.close());
+    const response = await raw(server.url, {
+      body: INITIALIZE,
+      headers: { authorization: `Bearer ${TOKEN_A}` },
+    });
+    expect([response.status, JSON.parse(response.body)]).toEqual([
+      500,
+      { jsonrpc: '2.0', error: { code: -32000, message: 'internal error' }, id: null },
+    ]);
+    expect(onInternalError).toHaveBeenCalledExactlyOnceWith(failure, 'http');
+  });
+
+  it('refuses a port outside 0-65535 with INVALID_INPUT', async () => {
+    const { engine } = await openEngine();
+    for (const port of [-1, 65_536, 1.5]) {
+      await expect(startHttpServer({ engine, tokens, port })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: 'port: must be an integer from 0 to 65535',
+      });
+    }
   });
 
   it('finishes the requests it is answering before it closes', async () => {

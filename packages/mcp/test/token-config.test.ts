@@ -72,6 +72,21 @@ describe('token files', () => {
         'tokens[0].token: must be at least 16 printable ASCII characters without spaces',
       );
     }
+    // Both at once is ambiguous (which one is the secret?), not a token plus a spare digest.
+    expect(
+      message({
+        tokens: [
+          {
+            token: TOKEN,
+            token_sha256: createHash('sha256').update(TOKEN).digest('hex'),
+            agent: 'a',
+          },
+        ],
+      }),
+    ).toBe('tokens[0]: give exactly one of token or token_sha256');
+    expect(message({ tokens: [{ token: 'fifteen-chars-x', agent: 'a' }] })).toBe(
+      'tokens[0].token: must be at least 16 printable ASCII characters without spaces',
+    );
     expect(message({ tokens: [{ token_sha256: 'abc', agent: 'a' }] })).toBe(
       'tokens[0].token_sha256: must be 64 hex digits (the SHA-256 of the token)',
     );
@@ -92,6 +107,14 @@ describe('token files', () => {
     });
     expect(duplicate).toBe('tokens[1]: repeats the token of tokens[0]');
     expect(duplicate).not.toContain(TOKEN);
+  });
+
+  it('accepts a token of exactly 16 printable characters', () => {
+    const registry = parseTokenConfig({ tokens: [{ token: 'sixteen-chars-ok', agent: 'a' }] });
+    expect(registry.authenticate('Bearer sixteen-chars-ok')).toEqual({
+      ok: true,
+      principal: { agentId: 'a' },
+    });
   });
 
   it('loads a file, and reports an unreadable or non-JSON one', async () => {
