@@ -5,6 +5,7 @@ import { createEngine, exportToJson } from '@mnemo/core';
 import { createManualClock, memoryRecord } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
+import { parseStoreSpec, redactSecrets } from '../src/cli/store-spec.js';
 import { VERSION } from '../src/index.js';
 import { CLI, mnemo, mnemoJson, START, tempDir } from './fixture.js';
 import { fillRichStore } from './rich-store.js';
@@ -197,6 +198,15 @@ describe('the mnemo CLI (the built binary)', () => {
         'mnemo: serve: tokens file missing.json: cannot be read\n',
       ],
       [
+        ['serve', '--agent', 'a', '--tokens', 't.json'],
+        'mnemo: serve: --tokens is for --transport http',
+      ],
+      // Checked before the store is opened, like --agent.
+      [
+        ['serve', '--agent', 'a', '--org', 'an org'],
+        'mnemo: serve: --org must be 1-256 characters of A-Z a-z 0-9 . _ -',
+      ],
+      [
         ['serve', '--transport', 'tcp'],
         "mnemo: --transport must be one of stdio, http, got 'tcp'\n",
       ],
@@ -224,6 +234,10 @@ describe('the mnemo CLI (the built binary)', () => {
       2,
       'mnemo: INVALID_INPUT: tags: tag "__experience_plan__" is reserved\n',
     ]);
+    // The ends of a range are inside it.
+    const heaviest = mnemo(['remember', 'x', '--agent', 'a', '--importance', '1'], { cwd });
+    const widest = mnemo(['recall', 'x', '--agent', 'a', '--limit', '100'], { cwd });
+    expect([heaviest.code, heaviest.stderr, widest.code, widest.stderr]).toEqual([0, '', 0, '']);
     const badAgent = mnemo(
       ['remember', 'x', '--agent', 'a b', '--store', `duckdb:${join(cwd, 'm.duckdb')}`],
       { cwd },
@@ -601,5 +615,17 @@ describe('the mnemo CLI (the built binary)', () => {
       'mnemo: DIMENSION_MISMATCH: line 601: a 3-dimensional embedding, but the store holds 2-dimensional ones\n',
     ]);
     expect(mnemo(['export', '--store', target]).stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('redactSecrets', () => {
+  it('masks a PostgreSQL password of 4 characters or more wherever a message quotes it', () => {
+    const spec = parseStoreSpec('postgres://u:pw12@127.0.0.1:5432/db', undefined);
+    expect(redactSecrets('password authentication failed: pw12', spec)).toBe(
+      'password authentication failed: ***',
+    );
+    // Shorter ones are left: masking them would garble messages more than it hides.
+    const short = parseStoreSpec('postgres://u:pw1@127.0.0.1:5432/db', undefined);
+    expect(redactSecrets('pw1 failed', short)).toBe('pw1 failed');
   });
 });

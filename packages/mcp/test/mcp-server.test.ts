@@ -1,4 +1,4 @@
-import { MnemoError } from '@mnemo/core';
+import { type Engine, MAX_RECALL_LIMIT, MnemoError } from '@mnemo/core';
 import { describe, expect, it, vi } from 'vitest';
 import { CORE_TOOLS, createMcpServer, MAX_RESULT_CHARS, PLAN_TOOLS } from '../src/index.js';
 import { call, connect, ok, openEngine, START } from './fixture.js';
@@ -475,6 +475,128 @@ describe('the MCP server, through an in-process SDK client', () => {
     const again = await ok(client, 'mnemo.recall', { query: 'kestrels' });
     expect((again.hits as unknown[]).length).toBe(1);
     expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('counts the failed chains of other agents without naming them', async () => {
+    const { engine } = await openEngine();
+    await engine.as('agent-b').remember({ content: 'b writes' });
+    // A broken chain of agent-b, added to the real verification: rewriting stored events
+    // would need store internals, and the tool only counts what the engine reports.
+    const broken = {
+      kind: 'hash_mismatch' as const,
+      chain: 'agent-b',
+      seq: 1,
+      eventId: 'id-000002',
+      message: 'event 1 of chain agent-b does not match its hash',
+    };
+    const tampered: Engine = {
+      ...engine,
+      verifyAudit: async (options) => {
+        const result = await engine.verifyAudit(options);
+        return { ...result, ok: false, problems: [...result.problems, broken] };
+      },
+    };
+    const a = await connect({ engine: tampered, principal: { agentId: 'agent-a' } });
+    await ok(a, 'mnemo.remember', { content: 'a writes' });
+    const verified = await ok(a, 'mnemo.verify', {});
+    expect(verified).toEqual({
+      ok: false,
+      events: 2,
+      chains: 2,
+      chain: 'agent-a',
+      problems: [],
+      other_problems: 1,
+      heads: [{ chain: 'agent-a', seq: 1, hash: expect.stringMatching(HASH) }],
+    });
+    expect(JSON.stringify(verified)).not.toContain('agent-b');
+  });
+
+  it('applies tags_all, min_importance and created_before each on its own', async () => {
+    const { engine, clock } = await openEngine();
+    const client = await connect({ engine, principal: { agentId: 'agent-a' } });
+    // id-000001: both tags, important, written at START; id-000003: one tag, minor, an hour later.
+    await ok(client, 'mnemo.remember', { content: 'owl one', tags: ['x', 'y'], importance: 0.9 });
+    clock.advance(3_600_000);
+    await ok(client, 'mnemo.remember', { content: 'owl two', tags: ['x'], importance: 0.3 });
+    const ids = async (filters: object) =>
+      (
+        (await ok(client, 'mnemo.recall', { query: 'owl', filters })).hits as {
+          record: { id: string };
+        }[]
+      )
+        .map((hit) => hit.record.id)
+        .sort();
+    expect(await ids({})).toEqual(['id-000001', 'id-000003']);
+    expect(await ids({ tags_all: ['x', 'y'] })).toEqual(['id-000001']);
+    expect(await ids({ min_importance: 0.5 })).toEqual(['id-000001']);
+    expect(await ids({ created_before: '2026-01-01T00:30:00Z' })).toEqual(['id-000001']);
+    expect(await ids({ created_after: '2026-01-01T00:30:00Z' })).toEqual(['id-000003']);
+  });
+
+  it('publishes the bounds of numbers in the input schemas, and refuses a call outside them', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const client = await connect({ engine, principal: { agentId: 'agent-a' } });
+    const { tools } = await client.listTools();
+    const property = (tool: string, ...path: string[]) => {
+      let schema = tools.find((listed) => listed.name === tool)?.inputSchema as Record<
+        string,
+        unknown
+      >;
+      for (const key of path) {
+        schema = (schema.properties as Record<string, Record<string, unknown>>)[key] as Record<
+          string,
+          unknown
+        >;
+      }
+      return schema;
+    };
+    expect(property('mnemo.remember', 'importance')).toMatchObject({ minimum: 0, maximum: 1 });
+    expect(property('mnemo.recall', 'limit')).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_RECALL_LIMIT,
+    });
+    expect(property('mnemo.recall', 'filters', 'min_importance')).toMatchObject({
+      minimum: 0,
+      maximum: 1,
+    });
+    expect(property('mnemo.recall_plan', 'similarity_threshold')).toMatchObject({
+      exclusiveMinimum: 0,
+      maximum: 1,
+    });
+    const heads = property('mnemo.verify', 'known_heads').items as Record<string, unknown>;
+    expect((heads.properties as Record<string, unknown>).seq).toMatchObject({ minimum: 1 });
+    // The SDK checks the schema before the tool runs: nothing reaches the engine.
+    for (const [tool, args] of [
+      ['mnemo.remember', { content: 'x', importance: 1.5 }],
+      ['mnemo.recall', { query: 'x', limit: MAX_RECALL_LIMIT + 1 }],
+      ['mnemo.recall_plan', { query: 'x', similarity_threshold: 0 }],
+    ] as const) {
+      const result = await call(client, tool, args);
+      expect([tool, result.isError, result.text]).toEqual([
+        tool,
+        true,
+        expect.stringMatching(
+          new RegExp(
+            `^MCP error -32602: Input validation error: Invalid arguments for tool ${tool.replace('.', '\\.')}:`,
+          ),
+        ),
+      ]);
+    }
+  });
+
+  it('tells onInternalError nothing of the MnemoErrors the client is answered with', async () => {
+    const { engine } = await openEngine();
+    const onInternalError = vi.fn();
+    const client = await connect({ engine, principal: { agentId: 'agent-a' }, onInternalError });
+    expect((await call(client, 'mnemo.remember', { content: ' ' })).body).toMatchObject({
+      error: { code: 'INVALID_INPUT' },
+    });
+    expect((await call(client, 'mnemo.forget', { ids: ['id-999999'] })).body).toMatchObject({
+      error: { code: 'NOT_FOUND' },
+    });
+    // Bad input is the client's business, not a bug for the server log.
+    expect(onInternalError).not.toHaveBeenCalled();
   });
 
   it('refuses a malformed principal when the server is created', async () => {
