@@ -1,9 +1,10 @@
 import { inspect } from 'node:util';
 import { type Embedder, MnemoError } from '@mnemo/core';
 import { type OpenAIEmbedderOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { postEmbeddings, RequestFailure, scrub, secretsOf } from './request.js';
+import { postEmbeddings, RequestFailure } from './request.js';
 import { parseEmbeddings } from './response.js';
 import { retryDelay } from './retry.js';
+import { scrub, secretsOf } from './secrets.js';
 
 /**
  * An `Embedder` over the OpenAI-compatible `POST {baseURL}/v1/embeddings`

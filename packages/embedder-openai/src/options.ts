@@ -1,6 +1,7 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { MnemoError } from '@mnemo/core';
 import { embeddingsEndpoint } from './endpoint.js';
+import { scrub, secretsOf } from './secrets.js';
 
 /** The part of `fetch` the embedder uses; the global `fetch` fits, and so does a test double. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -47,7 +48,7 @@ export interface OpenAIEmbedderOptions {
 export interface ResolvedOptions {
   /** Where requests go. */
   readonly url: string;
-  /** `url` without its query: what messages show. */
+  /** `url` without its query and fragment, and with the secrets hidden: what errors show. */
   readonly safeURL: string;
   readonly model: string;
   readonly dimensions: number;
@@ -121,6 +122,11 @@ function resolveHeaders(value: unknown): Readonly<Record<string, string>> {
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. */
+/** A gateway may take its key in the path: the URL errors show hides it there too, escaped or not. */
+function safeURL(url: string, secrets: readonly string[]): string {
+  return scrub(url, [...secrets, ...secrets.map(encodeURIComponent)]);
+}
+
 export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new MnemoError('INVALID_INPUT', 'options: baseURL, model and dimensions are required');
@@ -162,18 +168,21 @@ export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions 
       'must be an http(s) URL without credentials, such as http://127.0.0.1:11434',
     );
   }
+  const apiKey = options.apiKey;
+  const headers = resolveHeaders(options.headers);
   return {
-    ...endpoint,
+    url: endpoint.url,
+    safeURL: safeURL(endpoint.safeURL, secretsOf({ apiKey, headers })),
     model: options.model,
     dimensions,
     sendDimensions: options.sendDimensions ?? false,
-    apiKey: options.apiKey,
+    apiKey,
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize, 64, 1),
     timeoutMs: integer('timeoutMs', options.timeoutMs, 30_000, 1, MAX_TIMER_MS),
     maxRetries: integer('maxRetries', options.maxRetries, 3, 0),
     retryDelayMs: integer('retryDelayMs', options.retryDelayMs, 500, 0, MAX_TIMER_MS),
     maxRetryDelayMs,
-    headers: resolveHeaders(options.headers),
+    headers,
     fetch: optionalFunction<FetchLike>('fetch', options.fetch, (url, init) => fetch(url, init)),
     sleep: optionalFunction('sleep', options.sleep, sleepFor),
     random: optionalFunction('random', options.random, Math.random),

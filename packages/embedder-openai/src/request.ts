@@ -1,5 +1,6 @@
 import type { ResolvedOptions } from './options.js';
 import { retryAfterMs } from './retry.js';
+import { scrub, secretsOf } from './secrets.js';
 
 /** Why one request failed, and whether trying again may help. */
 export class RequestFailure extends Error {
@@ -21,23 +22,6 @@ export class RequestFailure extends Error {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }
-}
-
-/**
- * What a request carries that must never reach a message: the API key, and
- * the extra headers' values of 8 characters or more (a proxy's key; shorter
- * ones are not secrets, and hiding them would garble messages).
- */
-export function secretsOf(options: ResolvedOptions): string[] {
-  const headerValues = Object.values(options.headers).filter((value) => value.length >= 8);
-  return options.apiKey === undefined ? headerValues : [options.apiKey, ...headerValues];
-}
-
-/** `text` with every secret replaced by `[redacted]`. */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let scrubbed = text;
-  for (const secret of secrets) scrubbed = scrubbed.split(secret).join('[redacted]');
-  return scrubbed;
 }
 
 const MAX_SERVER_MESSAGE = 300;

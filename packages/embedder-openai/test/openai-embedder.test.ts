@@ -482,6 +482,35 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     );
   });
 
+  it.each([
+    ['as it is', 'sk-path-secret', 'sk-path-secret'],
+    ['escaped in the URL', 'sk path secret', 'sk%20path%20secret'],
+  ])(
+    'keeps an API key in the URL path (%s) out of the details and out of a malformed response error',
+    async (_, apiKey, inPath) => {
+      const gateway = `https://gateway.invalid/${inPath}/v1`;
+      const viaGateway = embedder({
+        baseURL: `https://gateway.invalid/${apiKey}/v1`,
+        apiKey,
+        maxRetries: 0,
+        fetch: (url, init) => fetch(url.replace(gateway, `${server.baseURL}/v1`), init),
+      });
+      const shown = 'https://gateway.invalid/[redacted]/v1/embeddings';
+      server.replies.push((_, response) => json(response, 200, { object: 'list' }));
+      const malformed = await failure(viaGateway.embed(['x']));
+      expect([malformed.message, malformed.details]).toEqual([
+        `embeddings response from ${shown} has no "data" array`,
+        { url: shown },
+      ]);
+      server.replies.push((_, response) => json(response, 500, { error: 'down' }));
+      const failed = await failure(viaGateway.embed(['x']));
+      expect([failed.message, failed.details]).toEqual([
+        `embeddings request to ${shown} failed with HTTP 500: down`,
+        { url: shown, status: 500, attempts: 1 },
+      ]);
+    },
+  );
+
   it('serves concurrent embed calls independently', async () => {
     const instance = embedder();
     const [a, b] = await Promise.all([instance.embed(['one']), instance.embed(['two', 'three'])]);
