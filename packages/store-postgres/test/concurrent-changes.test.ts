@@ -44,19 +44,21 @@ async function allRecords(engine: Engine): Promise<MemoryRecord[]> {
   return engine.store.scanRecords({ limit: 10_000 });
 }
 
+/** The forget modes of the two stores in a round: every pair of different modes, in turn. */
+const MODE_PAIRS = [
+  ['soft', 'redact'],
+  ['hard', 'soft'],
+  ['redact', 'hard'],
+] as const;
+
 const outcome = (settled: PromiseSettledResult<unknown>) =>
   settled.status === 'fulfilled' ? 'ok' : (settled.reason as { code?: string }).code;
 
 describePostgres('concurrent changes to one record from two stores', () => {
   it('forgets a record once: the second forget finds it gone (NOT_FOUND)', async () => {
     const [e1, e2] = await twoEngines('race_forget');
-    const modes = [
-      ['soft', 'redact'],
-      ['hard', 'soft'],
-      ['redact', 'hard'],
-    ] as const;
     for (let round = 0; round < ROUNDS; round += 1) {
-      const [first, second] = modes[round % modes.length] as (typeof modes)[number];
+      const [first, second] = MODE_PAIRS[round % MODE_PAIRS.length] as (typeof MODE_PAIRS)[number];
       const { id } = await e1.as('owner').remember({ content: `note ${round}`, scope: 'shared' });
       const settled = await Promise.allSettled([
         e1.as('owner').forget({ ids: [id], mode: first }),
@@ -120,13 +122,8 @@ describePostgres('concurrent changes to one record from two stores', () => {
 
   it('forgets records matched by one filter in both stores once: the second finds them gone', async () => {
     const [e1, e2] = await twoEngines('race_forget_filters');
-    const modes = [
-      ['soft', 'redact'],
-      ['hard', 'soft'],
-      ['redact', 'hard'],
-    ] as const;
     for (let round = 0; round < ROUNDS; round += 1) {
-      const [first, second] = modes[round % modes.length] as (typeof modes)[number];
+      const [first, second] = MODE_PAIRS[round % MODE_PAIRS.length] as (typeof MODE_PAIRS)[number];
       const tags = [`batch${round}`];
       const items = Array.from({ length: 5 }, (_, i) => ({ content: `log ${round}.${i}`, tags }));
       const ids = (await e1.as('owner').rememberMany(items)).map((result) => result.id).sort();
