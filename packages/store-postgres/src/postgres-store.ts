@@ -685,6 +685,7 @@ function transactionOn(
   // queued: the next goes out behind them (pipeline mode) without a round trip for their
   // replies. A write's records and audit events, and a recall's accesses, are such
   // statements; a failure among them fails the transaction (see `attempt`).
+  let inserted = false;
   const unawaited = (reply: Promise<unknown>): Promise<void> => {
     reply.catch(() => undefined);
     unanswered.push(reply);
@@ -707,7 +708,10 @@ function transactionOn(
       );
       return found.flatMap((visible) => now.get(visible.record.id) ?? []);
     },
-    findLiveDuplicates: (dedupKeys, now) => queries.findLiveDuplicates(s, dedupKeys, now, begun),
+    // Ahead of BEGIN's reply when it is the transaction's first call (a remember's); behind
+    // the transaction's own inserts otherwise, so that it finds them.
+    findLiveDuplicates: (dedupKeys, now) =>
+      queries.findLiveDuplicates(inserted ? tx : s, dedupKeys, now, begun),
     embeddingDimensions: async () => {
       seen.dimensions ??= await queries.embeddingDimensions(tx);
       return seen.dimensions;
@@ -717,7 +721,10 @@ function transactionOn(
       return seen.dimensions;
     },
     findIds: (ids) => queries.findIds(tx, ids),
-    insertRecords: (records) => unawaited(queries.insertRecords(tx, records, pgvector)),
+    insertRecords: (records) => {
+      inserted ||= records.length > 0;
+      return unawaited(queries.insertRecords(tx, records, pgvector));
+    },
     deleteRecords: (ids, mode, at) => queries.deleteRecords(tx, ids, mode, at),
     redactRecords: (ids, content, at) => queries.redactRecords(tx, ids, content, at),
     putGrants: (grants) => queries.putGrants(tx, grants),

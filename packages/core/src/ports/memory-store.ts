@@ -283,8 +283,8 @@ export interface MemoryStore extends StoreReader {
 export interface StoreTx extends StoreReader {
   /**
    * For each of `dedupKeys` that a live record (not deleted, not expired at
-   * `now`) carries: that record's id and content hash. Keys without one are
-   * absent from the map.
+   * `now`) carries, this transaction's own inserts included: that record's id
+   * and content hash. Keys without one are absent from the map.
    */
   findLiveDuplicates(
     dedupKeys: readonly string[],

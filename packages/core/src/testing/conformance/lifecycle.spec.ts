@@ -1,4 +1,7 @@
 import { chainEvent } from '../../audit/audit-event.js';
+import type { NewRecord } from '../../ports/memory-store.js';
+import type { MemoryRecord } from '../../records.js';
+import { memoryRecord } from '../memory-record.js';
 import type { ConformanceOptions, Harness, TestApi } from './harness.js';
 
 export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOptions): void {
@@ -71,6 +74,36 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
         (await engine.verifyAudit()).ok,
         (await store.readAudit({ limit: 10 })).map((event) => event.seq),
       ]).toEqual([true, [1, 2]]);
+    });
+
+    it("finds live duplicates among the transaction's own inserts, and not deleted or expired ones", async () => {
+      const { engine, store, clock } = await h.open();
+      // A remember first, so that a store that loads what it knows of its records on the
+      // first write has done so before the transaction below.
+      await engine.as('agent-a').remember({ content: 'first' });
+      const now = clock.now();
+      const inserted = (id: string, fields: Partial<MemoryRecord> = {}): NewRecord => ({
+        record: memoryRecord({ id, content: id, createdAt: now, updatedAt: now, ...fields }),
+        dedupKey: `key-${id}`,
+        isPlan: false,
+        terms: [],
+        docLength: 0,
+        planTokens: null,
+      });
+      const rows = [
+        inserted('live'),
+        inserted('deleted', { deletedAt: now }),
+        inserted('expired', { expiresAt: now }),
+      ];
+      const keys = ['key-live', 'key-deleted', 'key-expired', 'key-none'];
+      const found = await store.transaction(async (tx) => {
+        await tx.insertRecords(rows);
+        return tx.findLiveDuplicates(keys, now);
+      });
+      const live = { id: 'live', contentHash: rows[0]?.record.contentHash };
+      expect([...found]).toEqual([['key-live', live]]);
+      const after = await store.transaction((tx) => tx.findLiveDuplicates(keys, now));
+      expect([...after]).toEqual([['key-live', live]]);
     });
   });
 }
