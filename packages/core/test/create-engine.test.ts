@@ -77,4 +77,27 @@ describe('createEngine', () => {
     ).toThrow(TypeError);
     expect(handle.principal).toEqual({ agentId: 'agent-a', orgId: null });
   });
+
+  it('keeps every option with() leaves out, and bounds lane weights and page sizes exactly', () => {
+    const engine = createEngine({
+      store,
+      readAuditing: false,
+      experienceSignature: 'enriched',
+      // A weight of 0 turns a lane off: allowed, unlike a negative one.
+      laneWeights: { semantic: 0, recency: 0 },
+    });
+    const changed = engine.with({ experienceMemory: true });
+    expect([changed.experienceMemory, changed.readAuditing, changed.experienceSignature]).toEqual([
+      true,
+      false,
+      'enriched',
+    ]);
+    // Checked when called, before the generator reads anything.
+    for (const pageSize of [0, 1.5]) {
+      expect(() => engine.exportRecords({ pageSize })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field: 'pageSize' } }),
+      );
+    }
+    expect(typeof engine.exportRecords({ pageSize: 1 }).next).toBe('function');
+  });
 });

@@ -83,5 +83,42 @@ export function auditSpec(t: TestApi, h: Harness): void {
         ]),
       ).toEqual([['truncated', 'agent-z', 1]]);
     });
+
+    it('places vanished records where they would stand in id order, ties by id, on any page size', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const ids: string[] = [];
+      for (const n of [1, 2, 3, 4, 5]) ids.push((await a.remember({ content: `note ${n}` })).id);
+      const [, second, third, fourth, fifth] = ids as [string, string, string, string, string];
+      // Behind the engine's back: three rows removed and one marked deleted, none audited.
+      await store.transaction(async (tx) => {
+        await tx.deleteRecords([second, fourth, fifth], 'hard', clock.now());
+        await tx.deleteRecords([third], 'soft', clock.now());
+      });
+      // The store holds the first and third (positions 1 and 2). The second would stand
+      // after the first, at 2 like the third (the smaller id first); the fourth and fifth
+      // after the third and each other, at 4 and 5.
+      const expected = [
+        ['missing', second, 2],
+        ['unaudited_deletion', third, 2],
+        ['missing', fourth, 4],
+        ['missing', fifth, 5],
+      ];
+      for (const pageSize of [1, 2, 1000]) {
+        const verification = await engine.verifyRecords({ pageSize });
+        expect([verification.ok, verification.records]).toEqual([false, 2]);
+        expect(
+          verification.problems.map((problem) => [
+            problem.kind,
+            problem.recordId,
+            problem.position,
+          ]),
+        ).toEqual(expected);
+      }
+      await expect(engine.verifyRecords({ pageSize: 0 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'pageSize' },
+      });
+    });
   });
 }

@@ -170,6 +170,50 @@ export function forgetSpec(t: TestApi, h: Harness): void {
       expect(await engine.purgeExpired()).toEqual({ purged: 0 });
     });
 
+    it('purges a record expiring exactly now, once only when two purges overlap', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const exact = await a.remember({
+        content: 'expires exactly now',
+        expiresAt: new Date(clock.now().getTime() + 1_000),
+      });
+      const also = await a.remember({
+        content: 'also expires exactly now',
+        expiresAt: new Date(clock.now().getTime() + 1_000),
+      });
+      const live = await a.remember({
+        content: 'one millisecond left',
+        expiresAt: new Date(clock.now().getTime() + 1_001),
+      });
+      clock.advance(1_000);
+      // Another purge runs to its end between this purge's read of the page and its transaction.
+      let other: unknown;
+      const racing = Object.create(store) as typeof store;
+      racing.scanRecords = async (options) => {
+        const page = await store.scanRecords(options);
+        other ??= await engine.purgeExpired();
+        return page;
+      };
+      const purging = createEngine({ store: racing, clock, ids: createSequentialIds('p-') });
+      // The records the other purge removed are not counted, nor audited, twice.
+      expect(await purging.purgeExpired()).toEqual({ purged: 0 });
+      expect(other).toEqual({ purged: 2 });
+      expect((await store.scanRecords({ limit: 10 })).map((record) => record.id)).toEqual([
+        live.id,
+      ]);
+      const forgets = (await store.readAudit({ limit: 100 })).filter(
+        (event) => event.op === 'forget',
+      );
+      expect(forgets.map((event) => [event.recordIds, event.details])).toEqual([
+        [
+          [exact.id, also.id],
+          { mode: 'hard', expired: true, contentHashes: [exact.contentHash, also.contentHash] },
+        ],
+      ]);
+      expect((await engine.verifyAudit()).ok).toBe(true);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+    });
+
     it('by filters leaves plans alone, even procedural filters', async () => {
       const { engine } = await h.open({ experienceMemory: true });
       const a = engine.as('agent-a');

@@ -1,4 +1,5 @@
 import { createEngine } from '../../engine/create-engine.js';
+import { planAccess } from '../../engine/plan-access.js';
 import type { MemoryStore, StoreTx } from '../../ports/memory-store.js';
 import { createSequentialIds } from '../sequential-ids.js';
 import type { Harness, TestApi } from './harness.js';
@@ -134,6 +135,43 @@ export function groupCommitSpec(t: TestApi, h: Harness): void {
       );
       const verification = await engine.verifyAudit();
       expect([verification.ok, verification.events]).toEqual([true, 10]);
+    });
+
+    it('treats a record of its group expiring exactly at the group time as expired', async () => {
+      const { store, clock } = await h.open();
+      const counted = faulty(store);
+      const engine = createEngine({ store: counted, clock, ids: createSequentialIds('e-') });
+      const a = engine.as('agent-a');
+      const expiring = a.remember({
+        content: 'the same note',
+        expiresAt: new Date(clock.now().getTime() + 10),
+      });
+      // Expired at this instant, as a TTL read, a dedup against the store and purgeExpired see it.
+      clock.advance(10);
+      const later = a.remember({ content: 'the same note' });
+      const [first, second] = await Promise.all([expiring, later]);
+      expect(counted.transactions).toBe(1);
+      expect([first.deduplicated, second.deduplicated]).toEqual([false, false]);
+      expect(second.id).not.toBe(first.id);
+    });
+
+    it('records in each remember event whether it wrote a plan', async () => {
+      const { engine, store } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const [note, plan] = await Promise.all([
+        a.remember({ content: 'a plain note' }),
+        planAccess(a).writePlan({
+          query: 'how to x',
+          payload: { signature_tokens: ['how'] },
+          tokens: ['how'],
+        }),
+      ]);
+      const events = await store.readAudit({ limit: 10 });
+      // A plan is a procedural record tagged as one: in the log, only this flag tells it from a note.
+      expect(events.map((event) => [event.op, event.recordIds, event.details.plan])).toEqual([
+        ['remember', [note.id], false],
+        ['remember', [plan.id], true],
+      ]);
     });
   });
 }

@@ -1,7 +1,8 @@
+import type { Engine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import { type ExportedRecord, exportFromJson, exportToJson } from '../../engine/transfer.js';
 import { contentHash } from '../../hashing.js';
-import { type MemoryRecord, PLAN_TAG } from '../../records.js';
+import { type MemoryRecord, PLAN_TAG, REDACTED_CONTENT } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -262,6 +263,110 @@ export function transferSpec(t: TestApi, h: Harness): void {
       ).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
       expect(await target.store.scanRecords({ limit: 1000 })).toHaveLength(2);
     });
+
+    it('imports a stream chunk by chunk: a bad item fails it with the chunks before it written, and a rerun skips them', async () => {
+      const source = await h.open();
+      await source.engine.as('agent-a').remember({ content: 'the only record' });
+      const [only] = await exportAll(source.engine);
+      const target = await h.open();
+      // A stream whose last chunk holds one record still writes it.
+      expect(await target.engine.importRecords(stream([only as ExportedRecord]))).toEqual({
+        imported: 1,
+        skipped: 0,
+      });
+      const many = Array.from({ length: 501 }, (_, i) =>
+        rehashed(only as ExportedRecord, {
+          id: `s-${String(i).padStart(4, '0')}`,
+          content: `s ${i}`,
+        }),
+      );
+      const bad = many[500] as ExportedRecord;
+      const broken = [
+        ...many.slice(0, 500),
+        { ...bad, record: { ...bad.record, contentHash: 'f'.repeat(64) } },
+      ];
+      await expect(target.engine.importRecords(stream(broken))).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'records[500].record.contentHash' },
+      });
+      // Unlike an array, a stream is not read to its end first: the first full chunk is in.
+      expect(await target.store.scanRecords({ limit: 1000 })).toHaveLength(501);
+      expect(await target.engine.importRecords(stream(many))).toEqual({
+        imported: 1,
+        skipped: 500,
+      });
+      expect((await target.engine.verifyRecords()).problems).toEqual([]);
+    });
+
+    it('leaves a record whose id exists as it is, grants and plan stats included', async () => {
+      const source = await h.open({ experienceMemory: true });
+      const a = source.engine.as('agent-a');
+      const note = await a.remember({ content: 'a shared note', scope: 'shared' });
+      await a.share({ recordId: note.id, with: ['agent-b'], permission: 'read' });
+      const plan = await planAccess(a).writePlan({
+        query: 'how to x',
+        payload: { signature_tokens: ['how'] },
+        tokens: ['how'],
+      });
+      await planAccess(a).updatePlanStats(plan.id, () => ({
+        runningOutcome: 0.5,
+        replays: 1,
+        failures: 0,
+        details: {},
+      }));
+      const exported = await exportAll(source.engine);
+      const target = await h.open({ experienceMemory: true });
+      expect(await target.engine.importRecords(exported)).toEqual({ imported: 2, skipped: 0 });
+      // Changed in the target after the import: a re-import must not roll these back.
+      const ta = target.engine.as('agent-a');
+      await ta.share({ recordId: note.id, with: ['agent-b'], permission: 'delete' });
+      const stats = await planAccess(ta).updatePlanStats(plan.id, () => ({
+        runningOutcome: 0.9,
+        replays: 4,
+        failures: 1,
+        details: {},
+      }));
+      const before = await exportAll(target.engine);
+      expect(await target.engine.importRecords(exported)).toEqual({ imported: 0, skipped: 2 });
+      const after = await exportAll(target.engine);
+      expect(after).toEqual(before);
+      expect(
+        after.find((item) => item.record.id === note.id)?.grants.map((g) => g.permission),
+      ).toEqual(['delete']);
+      expect(after.find((item) => item.record.id === plan.id)?.planStats).toEqual(stats);
+    });
+
+    it('checks the hash of a live record whose content reads like a redacted one', async () => {
+      const source = await h.open({ experienceMemory: true });
+      const a = source.engine.as('agent-a');
+      await a.remember({ content: 'not redacted at all' });
+      const plan = await planAccess(a).writePlan({
+        query: 'how to x',
+        payload: { signature_tokens: ['how'] },
+        tokens: ['how'],
+      });
+      const stats = await planAccess(a).updatePlanStats(plan.id, () => ({
+        runningOutcome: 0,
+        replays: 3,
+        failures: 3,
+        details: {},
+      }));
+      const exported = await exportAll(source.engine);
+      const live = exported.find((item) => item.record.id !== plan.id) as ExportedRecord;
+      const target = await h.open({ experienceMemory: true });
+      // Only a deleted record may carry the redaction marker without its hash matching.
+      const forged = { ...live, record: { ...live.record, content: REDACTED_CONTENT } };
+      await expect(target.engine.importRecords([forged])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'records[0].record.contentHash' },
+      });
+      expect(await target.store.scanRecords({ limit: 10 })).toEqual([]);
+      // A plan that failed every replay is possible: failures may equal replays.
+      expect(await target.engine.importRecords(exported)).toEqual({ imported: 2, skipped: 0 });
+      expect(
+        (await exportAll(target.engine)).find((item) => item.record.id === plan.id)?.planStats,
+      ).toEqual(stats);
+    });
   });
 }
 
@@ -286,4 +391,21 @@ function exportFromJsonUnchecked(json: { record: Record<string, unknown> }) {
       lastAccessedAt: date(r.lastAccessedAt),
     } as never,
   };
+}
+
+async function exportAll(engine: Engine): Promise<ExportedRecord[]> {
+  const all: ExportedRecord[] = [];
+  for await (const item of engine.exportRecords()) all.push(item);
+  return all;
+}
+
+/** The records as a stream, as `mnemo import` reads an NDJSON file. */
+async function* stream(items: readonly ExportedRecord[]): AsyncGenerator<ExportedRecord> {
+  for (const item of items) yield item;
+}
+
+/** `item` with fields changed and its hash recomputed over them, as code building records by hand would. */
+function rehashed(item: ExportedRecord, change: Partial<MemoryRecord>): ExportedRecord {
+  const record = { ...item.record, ...change };
+  return { record: { ...record, contentHash: contentHash(record) }, grants: [] };
 }
