@@ -114,7 +114,18 @@ export async function verifyRecords(
     .map(([id]) => id)
     .sort(compareByteOrder);
   if (missing.length > 0) {
-    // A missing record's position: after every scanned record whose id sorts before it.
+    // Positions count the missing records among the scanned ones, in id order: a missing
+    // record stands after every scanned or missing record whose id sorts before it, and a
+    // scanned record moves back by the missing ones before it.
+    let missingBefore = 0;
+    for (const problem of problems) {
+      while (
+        missingBefore < missing.length &&
+        compareByteOrder(missing[missingBefore] as string, problem.recordId) < 0
+      )
+        missingBefore += 1;
+      problem.position += missingBefore;
+    }
     const scanned = [...seen].sort(compareByteOrder);
     let index = 0;
     for (const [offset, id] of missing.entries()) {
@@ -127,7 +138,7 @@ export async function verifyRecords(
         message: `record ${id} was written but is gone, and no hard forget since names it`,
       });
     }
-    problems.sort((a, b) => a.position - b.position || compareByteOrder(a.recordId, b.recordId));
+    problems.sort((a, b) => a.position - b.position);
   }
   return { ok: problems.length === 0, records, problems };
 }

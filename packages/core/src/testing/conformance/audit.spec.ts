@@ -84,7 +84,7 @@ export function auditSpec(t: TestApi, h: Harness): void {
       ).toEqual([['truncated', 'agent-z', 1]]);
     });
 
-    it('places vanished records where they would stand in id order, ties by id, on any page size', async () => {
+    it('places vanished records where they would stand in id order, and moves the others behind them, on any page size', async () => {
       const { engine, store, clock } = await h.open();
       const a = engine.as('agent-a');
       const ids: string[] = [];
@@ -95,12 +95,11 @@ export function auditSpec(t: TestApi, h: Harness): void {
         await tx.deleteRecords([second, fourth, fifth], 'hard', clock.now());
         await tx.deleteRecords([third], 'soft', clock.now());
       });
-      // The store holds the first and third (positions 1 and 2). The second would stand
-      // after the first, at 2 like the third (the smaller id first); the fourth and fifth
-      // after the third and each other, at 4 and 5.
+      // The store holds the first and third. Every record, held or missing, stands at its place
+      // in id order: the third at 3, behind the missing second.
       const expected = [
         ['missing', second, 2],
-        ['unaudited_deletion', third, 2],
+        ['unaudited_deletion', third, 3],
         ['missing', fourth, 4],
         ['missing', fifth, 5],
       ];
