@@ -121,12 +121,12 @@ function resolveHeaders(value: unknown): Readonly<Record<string, string>> {
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. */
 /** A gateway may take its key in the path: the URL errors show hides it there too, escaped or not. */
 function safeURL(url: string, secrets: readonly string[]): string {
   return scrub(url, [...secrets, ...secrets.map(encodeURIComponent)]);
 }
 
+/** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. */
 export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new MnemoError('INVALID_INPUT', 'options: baseURL, model and dimensions are required');
