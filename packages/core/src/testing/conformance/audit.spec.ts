@@ -1,4 +1,6 @@
 import { GENESIS_HASH } from '../../audit/audit-event.js';
+import { createEngine } from '../../engine/create-engine.js';
+import type { MemoryStore } from '../../ports/memory-store.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function auditSpec(t: TestApi, h: Harness): void {
@@ -39,6 +41,106 @@ export function auditSpec(t: TestApi, h: Harness): void {
         ],
       });
       expect(await store.auditHeads()).toEqual(verification.heads);
+    });
+
+    it('verifies while other calls append events, before, between and after its reads', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      for (const content of ['a one', 'a two']) await a.remember({ content });
+      for (const content of ['b one', 'b two']) await b.remember({ content });
+      // The verifier reads the heads, then events three at a time. Both chains grow after the
+      // heads are read and after the first page (which ends inside agent-a); agent-a once more
+      // after the second, which it has passed by then.
+      let headReads = 0;
+      let pageReads = 0;
+      const watched = new Proxy(store, {
+        get(target, key) {
+          if (key === 'auditHeads') {
+            return async () => {
+              const heads = await target.auditHeads();
+              if (headReads++ === 0) {
+                await a.remember({ content: 'a three' });
+                await b.remember({ content: 'b three' });
+              }
+              return heads;
+            };
+          }
+          if (key === 'readAudit') {
+            return async (options: Parameters<MemoryStore['readAudit']>[0]) => {
+              const page = await target.readAudit(options);
+              pageReads += 1;
+              if (pageReads === 1) {
+                await a.remember({ content: 'a four' });
+                await b.remember({ content: 'b four' });
+              }
+              if (pageReads === 2) await a.remember({ content: 'a five' });
+              return page;
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const verification = await createEngine({ store: watched }).verifyAudit({ pageSize: 3 });
+      const events = await store.readAudit({ limit: 100 });
+      const hashOf = (chain: string, seq: number) =>
+        events.find((event) => event.chain === chain && event.seq === seq)?.hash;
+      expect(verification).toEqual({
+        ok: true,
+        events: 8,
+        chains: 2,
+        problems: [],
+        heads: [
+          { chain: 'agent-a', seq: 4, hash: hashOf('agent-a', 4) },
+          { chain: 'agent-b', seq: 4, hash: hashOf('agent-b', 4) },
+        ],
+      });
+      expect(events.map((event) => [event.chain, event.seq])).toEqual([
+        ['agent-a', 1],
+        ['agent-a', 2],
+        ['agent-a', 3],
+        ['agent-a', 4],
+        ['agent-a', 5],
+        ['agent-b', 1],
+        ['agent-b', 2],
+        ['agent-b', 3],
+        ['agent-b', 4],
+      ]);
+      expect(await engine.verifyAudit()).toMatchObject({ ok: true, events: 9 });
+    });
+
+    it('a chain that grew during the verification must still pass through the head read before it', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      for (const content of ['a one', 'a two']) await a.remember({ content });
+      // The first read of the heads names seq 2 with another hash (as if the chain were
+      // rewritten meanwhile); the chain then grows to seq 3 before its events are read.
+      let headReads = 0;
+      const watched = new Proxy(store, {
+        get(target, key) {
+          if (key === 'auditHeads') {
+            return async () => {
+              const heads = await target.auditHeads();
+              if (headReads++ > 0) return heads;
+              await a.remember({ content: 'a three' });
+              return heads.map((head) => ({ ...head, hash: 'f'.repeat(64) }));
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      expect((await createEngine({ store: watched }).verifyAudit()).problems).toEqual([
+        {
+          kind: 'head_mismatch',
+          chain: 'agent-a',
+          seq: 4,
+          eventId: null,
+          message: 'chain agent-a: recorded head is seq 3, the events end at seq 3',
+        },
+      ]);
+      expect((await engine.verifyAudit()).ok).toBe(true);
     });
 
     it('pages through long chains and checks known heads', async () => {
