@@ -1,4 +1,4 @@
-import { type MemoryHandle, planAccess } from '@mnemo/core';
+import { type MemoryHandle, type PlanAccess, planAccess } from '@mnemo/core';
 import { DEFAULT_SIMILARITY_THRESHOLD, DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
 import { checkOptions, invalid } from './input.js';
 import { type CachedPlan, type PlanPayload, readPayload } from './plan.js';
@@ -59,7 +59,16 @@ export async function recallPlan(
     throw invalid('similarityThreshold', 'must be a number in (0, 1]');
   }
   if (!access.enabled) return { plan: null, candidatesConsidered: 0, stale: 0, retired: 0 };
+  // One call of the engine, so that `engine.close()` lets it finish.
+  return access.run(() => findPlan(access, query, threshold));
+}
 
+/** The best valid plan for `query` at `threshold`, with the `recall_plan` audit event. */
+async function findPlan(
+  access: PlanAccess,
+  query: string,
+  threshold: number,
+): Promise<RecallPlanResult> {
   const strategy = access.signatureStrategy;
   const tokens = signatureTokens(query, strategy);
   const ranked: { plan: CachedPlan; payload: PlanPayload; createdAt: number }[] = [];
@@ -110,7 +119,7 @@ export async function recallPlan(
   let best: CachedPlan | null = null;
   let stale = 0;
   for (const { plan, payload } of ranked) {
-    if (await isStale(handle, payload)) {
+    if (await isStale(access, payload)) {
       stale += 1;
       continue;
     }

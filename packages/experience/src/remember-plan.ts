@@ -105,18 +105,21 @@ export async function rememberPlan(
   if (signature.length === 0) {
     return { id: null, signature, stored: false, reason: 'empty_signature' };
   }
-  // The content hash of every chunk as the caller sees it now, so a replay can
-  // tell when one was forgotten, redacted or changed since (see `isStale`).
-  const withHashes = access.validatePayload({
-    ...payload,
-    chunk_hashes: await chunkHashes(handle, chunkIds),
+  // One call of the engine, so that `engine.close()` lets it finish.
+  return access.run<RememberPlanResult>(async () => {
+    // The content hash of every chunk as the caller sees it now, so a replay can
+    // tell when one was forgotten, redacted or changed since (see `isStale`).
+    const withHashes = access.validatePayload({
+      ...payload,
+      chunk_hashes: await chunkHashes(access, chunkIds),
+    });
+    const { id, deduplicated } = await access.writePlan({
+      query,
+      ...(scope === undefined ? {} : { scope }),
+      ...(ttlMs === undefined ? {} : { ttlMs }),
+      tokens: signature,
+      payload: withHashes,
+    });
+    return { id, signature, stored: true, ...(deduplicated ? { deduplicated } : {}) };
   });
-  const { id, deduplicated } = await access.writePlan({
-    query,
-    ...(scope === undefined ? {} : { scope }),
-    ...(ttlMs === undefined ? {} : { ttlMs }),
-    tokens: signature,
-    payload: withHashes,
-  });
-  return { id, signature, stored: true, ...(deduplicated ? { deduplicated } : {}) };
 }

@@ -1,4 +1,4 @@
-import type { MemoryHandle } from '@mnemo/core';
+import type { PlanAccess } from '@mnemo/core';
 import type { PlanPayload } from './plan.js';
 
 /**
@@ -6,14 +6,14 @@ import type { PlanPayload } from './plan.js';
  * naming no record the caller can see. One store round trip.
  */
 export async function chunkHashes(
-  handle: MemoryHandle,
+  access: PlanAccess,
   chunkIds: readonly string[],
 ): Promise<(string | null)[]> {
   // Only strings that could be record ids are looked up (getMany rejects the others).
   const ids = [...new Set(chunkIds.filter(couldBeRecordId))];
   const hashes = new Map<string, string>();
   for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
-    for (const record of await handle.getMany(ids.slice(start, start + LOOKUP_BATCH)))
+    for (const record of await access.getMany(ids.slice(start, start + LOOKUP_BATCH)))
       hashes.set(record.id, record.contentHash);
   }
   return chunkIds.map((id) => hashes.get(id) ?? null);
@@ -29,7 +29,7 @@ function couldBeRecordId(id: string): boolean {
 }
 
 /**
- * Whether a plan's chunks changed since it was cached, as seen by `handle`:
+ * Whether a plan's chunks changed since it was cached, as seen by `access`'s caller:
  * a chunk recorded with a hash must still be visible to the caller with that
  * same hash. Forgotten (soft or hard), redacted and expired records are not
  * visible, and a record the caller cannot see counts as missing: replaying a
@@ -38,8 +38,8 @@ function couldBeRecordId(id: string): boolean {
  * hash) are not mnemo chunks and are not checked. Plans cached before hashes
  * were kept only require every chunk to be visible.
  */
-export async function isStale(handle: MemoryHandle, payload: PlanPayload): Promise<boolean> {
-  const now = await chunkHashes(handle, payload.chunk_ids);
+export async function isStale(access: PlanAccess, payload: PlanPayload): Promise<boolean> {
+  const now = await chunkHashes(access, payload.chunk_ids);
   const then = payload.chunk_hashes;
   return now.some((hash, index) => {
     if (then === undefined) return hash === null;

@@ -20,6 +20,7 @@ import {
   type Principal,
 } from '../records.js';
 import { checkKeys, DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
+import { CallsInFlight } from './calls-in-flight.js';
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
 import { MemoryHandle } from './memory-handle.js';
@@ -68,7 +69,11 @@ export interface Engine {
   readonly readAuditing: boolean;
   /** Initializes the store (migrations). */
   init(): Promise<void>;
-  /** Closes the store. Idempotent. */
+  /**
+   * Lets the calls already made (on any handle or `with()` copy) finish, then
+   * closes the store. Calls made once it has been called are
+   * `STORE_UNAVAILABLE`, and so is an export's next page. Idempotent.
+   */
   close(): Promise<void>;
   /**
    * A handle acting as `agentId` (of `orgId`, if given). Authenticate the agent
@@ -141,6 +146,7 @@ export function createEngine(options: EngineOptions): Engine {
     clock: options.clock ?? systemClock,
     ids,
     writer: new WriteCoalescer(options.store, ids),
+    calls: new CallsInFlight(),
     limits,
     laneWeights,
     experienceMemory: flag('options.experienceMemory', options.experienceMemory, false),
@@ -198,18 +204,24 @@ function engineFrom(context: EngineContext): Engine {
     experienceSignature: context.experienceSignature,
     readAuditing: context.readAuditing,
     init: () => context.store.init(),
-    close: () => context.store.close(),
+    close: async () => {
+      await context.calls.close();
+      await context.store.close();
+    },
     as: (agentId, asOptions) => new MemoryHandle(context, principalOf(agentId, asOptions)),
-    verifyAudit: (verifyOptions) => verifyAudit(context.store, verifyOptions),
-    verifyRecords: (verifyOptions) => verifyRecords(context.store, verifyOptions),
+    verifyAudit: (verifyOptions) =>
+      context.calls.run(() => verifyAudit(context.store, verifyOptions)),
+    verifyRecords: (verifyOptions) =>
+      context.calls.run(() => verifyRecords(context.store, verifyOptions)),
     exportRecords: (exportOptions) => {
       const pageSize = exportOptions?.pageSize ?? 500;
       if (!Number.isInteger(pageSize) || pageSize < 1)
         throw invalidInput('pageSize', 'must be a positive integer');
       return exportRecords(context, pageSize);
     },
-    importRecords: (records) => importRecords(context, records),
-    purgeExpired: (purgeOptions) => purgeExpired(context, purgeOptions?.pageSize),
+    importRecords: (records) => context.calls.run(() => importRecords(context, records)),
+    purgeExpired: (purgeOptions) =>
+      context.calls.run(() => purgeExpired(context, purgeOptions?.pageSize)),
     with: (changes) => {
       checkKeys('options', changes, ['experienceMemory', 'experienceSignature', 'readAuditing']);
       return engineFrom({

@@ -4,6 +4,7 @@ import type { IdGenerator } from '../ports/id-generator.js';
 import type { MemoryStore } from '../ports/memory-store.js';
 import type { PlanSignatureStrategy } from '../records.js';
 import type { Limits } from '../validation.js';
+import type { CallsInFlight } from './calls-in-flight.js';
 import type { LaneWeights } from './fusion.js';
 import type { WriteCoalescer } from './write-coalescer.js';
 
@@ -20,4 +21,6 @@ export interface EngineContext {
   readonly readAuditing: boolean;
   /** Group commit of record writes, shared by every handle (and `with()` copy) of the engine. */
   readonly writer: WriteCoalescer;
+  /** The calls under way, which `engine.close()` waits for; shared like `writer`. */
+  readonly calls: CallsInFlight;
 }

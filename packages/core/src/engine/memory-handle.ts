@@ -238,9 +238,11 @@ export class MemoryHandle {
 
   /** Stores a memory; see `RememberInput`. Bad input is `INVALID_INPUT` and writes nothing. */
   async remember(input: RememberInput): Promise<RememberResult> {
-    const draft = draftFrom(input, this.context.limits, '');
-    const [result] = await writeRecords(this, [draft], this.context.clock.now());
-    return result as RememberResult;
+    return this.context.calls.run(async () => {
+      const draft = draftFrom(input, this.context.limits, '');
+      const [result] = await writeRecords(this, [draft], this.context.clock.now());
+      return result as RememberResult;
+    });
   }
 
   /**
@@ -253,102 +255,117 @@ export class MemoryHandle {
    * first record's id with `deduplicated: true`.
    */
   async rememberMany(inputs: readonly RememberInput[]): Promise<RememberResult[]> {
-    const { limits, clock } = this.context;
-    const drafts = validateArray('inputs', inputs, 100_000).map((input, index) =>
-      draftFrom(input, limits, `inputs[${index}].`),
-    );
-    return writeRecords(this, drafts, clock.now(), (index) => `inputs[${index}].expiresAt`);
+    return this.context.calls.run(async () => {
+      const { limits, clock } = this.context;
+      const drafts = validateArray('inputs', inputs, 100_000).map((input, index) =>
+        draftFrom(input, limits, `inputs[${index}].`),
+      );
+      return writeRecords(this, drafts, clock.now(), (index) => `inputs[${index}].expiresAt`);
+    });
   }
 
   /** Finds memories; see `RecallInput`. */
   async recall(input: RecallInput): Promise<RecallResult> {
-    const { store, embedder, limits, clock, laneWeights, readAuditing } = this.context;
-    const fields = checkKeys('input', input, ['query', 'limit', 'strategy', 'filters', 'explain']);
-    const query = validateContent('query', fields.query, limits);
-    const limit = validateLimit('limit', fields.limit);
-    const filters = validateFilters('filters', fields.filters, limits);
-    const requested =
-      fields.strategy === undefined
-        ? 'auto'
-        : (['lexical', 'semantic', 'hybrid', 'auto'] as const).find((s) => s === fields.strategy);
-    if (requested === undefined)
-      throw invalidInput('strategy', 'must be one of lexical, semantic, hybrid, auto');
-    if (fields.explain !== undefined && typeof fields.explain !== 'boolean') {
-      throw invalidInput('explain', 'must be a boolean');
-    }
-    const strategy = requested === 'auto' ? (embedder.semantic ? 'hybrid' : 'lexical') : requested;
-    if (strategy !== 'lexical' && !embedder.semantic) {
-      throw new MnemoError(
-        'EMBEDDER_NOT_CONFIGURED',
-        `${strategy} recall needs a semantic embedder; the engine has the no-op embedder`,
-      );
-    }
+    return this.context.calls.run(async () => {
+      const { store, embedder, limits, clock, laneWeights, readAuditing } = this.context;
+      const fields = checkKeys('input', input, [
+        'query',
+        'limit',
+        'strategy',
+        'filters',
+        'explain',
+      ]);
+      const query = validateContent('query', fields.query, limits);
+      const limit = validateLimit('limit', fields.limit);
+      const filters = validateFilters('filters', fields.filters, limits);
+      const requested =
+        fields.strategy === undefined
+          ? 'auto'
+          : (['lexical', 'semantic', 'hybrid', 'auto'] as const).find((s) => s === fields.strategy);
+      if (requested === undefined)
+        throw invalidInput('strategy', 'must be one of lexical, semantic, hybrid, auto');
+      if (fields.explain !== undefined && typeof fields.explain !== 'boolean') {
+        throw invalidInput('explain', 'must be a boolean');
+      }
+      const strategy =
+        requested === 'auto' ? (embedder.semantic ? 'hybrid' : 'lexical') : requested;
+      if (strategy !== 'lexical' && !embedder.semantic) {
+        throw new MnemoError(
+          'EMBEDDER_NOT_CONFIGURED',
+          `${strategy} recall needs a semantic embedder; the engine has the no-op embedder`,
+        );
+      }
 
-    const now = clock.now();
-    const visibility = this.visibility(now);
-    const terms = queryTerms(query);
-    const depth = strategy === 'hybrid' ? Math.max(limit * 3, 30) : limit;
-    const searchSemantic = async (): Promise<ScoredRecord[]> => {
-      const [vector] = (await embedTexts(embedder, [query])) as [Float32Array];
-      const size = await storeEmbeddingDimensions(store);
-      if (size !== null && size !== vector.length) throw dimensionMismatch(size, vector.length);
-      return size === null ? [] : store.searchVector({ visibility, filters, vector, limit: depth });
-    };
-    // A hybrid recall's two searches run at once: each store reads on its own connection.
-    const [lexical, semantic] = await Promise.all([
-      strategy !== 'semantic' && terms.length > 0
-        ? store.searchLexical({ visibility, filters, terms, limit: depth })
-        : undefined,
-      strategy !== 'lexical' ? searchSemantic() : undefined,
-    ]);
-
-    let hits: RecallHit[];
-    if (strategy === 'hybrid') {
-      const candidates = new Map<string, MemoryRecord>();
-      for (const { record } of [...(lexical ?? []), ...(semantic ?? [])])
-        candidates.set(record.id, record);
-      const lanes: Partial<Record<Lane, ScoredRecord[]>> = {
-        semantic: semantic ?? [],
-        recency: recencyLane([...candidates.values()]),
+      const now = clock.now();
+      const visibility = this.visibility(now);
+      const terms = queryTerms(query);
+      const depth = strategy === 'hybrid' ? Math.max(limit * 3, 30) : limit;
+      const searchSemantic = async (): Promise<ScoredRecord[]> => {
+        const [vector] = (await embedTexts(embedder, [query])) as [Float32Array];
+        const size = await storeEmbeddingDimensions(store);
+        if (size !== null && size !== vector.length) throw dimensionMismatch(size, vector.length);
+        return size === null
+          ? []
+          : store.searchVector({ visibility, filters, vector, limit: depth });
       };
-      if (lexical !== undefined) lanes.lexical = lexical;
-      hits = fuseLanes(lanes, laneWeights)
-        .slice(0, limit)
-        .map(({ record, score, lanes: explain }) => ({ record, score, explain }));
-    } else {
-      const lane = strategy === 'lexical' ? 'lexical' : 'semantic';
-      hits = ((strategy === 'lexical' ? lexical : semantic) ?? []).map(
-        ({ record, score }, index) => ({
-          record,
-          score,
-          explain: { [lane]: { rank: index + 1, score } },
-        }),
-      );
-    }
-    if (fields.explain !== true) for (const hit of hits) delete hit.explain;
+      // A hybrid recall's two searches run at once: each store reads on its own connection.
+      const [lexical, semantic] = await Promise.all([
+        strategy !== 'semantic' && terms.length > 0
+          ? store.searchLexical({ visibility, filters, terms, limit: depth })
+          : undefined,
+        strategy !== 'lexical' ? searchSemantic() : undefined,
+      ]);
 
-    if (readAuditing) {
-      const ids = hits.map((hit) => hit.record.id);
-      await store.transaction(async (tx) => {
-        if (ids.length > 0) await tx.touch(ids, now);
-        await appendAudit(this, tx, now, 'recall', ids, {
-          strategy,
-          limit,
-          queryHash: sha256Hex(query),
+      let hits: RecallHit[];
+      if (strategy === 'hybrid') {
+        const candidates = new Map<string, MemoryRecord>();
+        for (const { record } of [...(lexical ?? []), ...(semantic ?? [])])
+          candidates.set(record.id, record);
+        const lanes: Partial<Record<Lane, ScoredRecord[]>> = {
+          semantic: semantic ?? [],
+          recency: recencyLane([...candidates.values()]),
+        };
+        if (lexical !== undefined) lanes.lexical = lexical;
+        hits = fuseLanes(lanes, laneWeights)
+          .slice(0, limit)
+          .map(({ record, score, lanes: explain }) => ({ record, score, explain }));
+      } else {
+        const lane = strategy === 'lexical' ? 'lexical' : 'semantic';
+        hits = ((strategy === 'lexical' ? lexical : semantic) ?? []).map(
+          ({ record, score }, index) => ({
+            record,
+            score,
+            explain: { [lane]: { rank: index + 1, score } },
+          }),
+        );
+      }
+      if (fields.explain !== true) for (const hit of hits) delete hit.explain;
+
+      if (readAuditing) {
+        const ids = hits.map((hit) => hit.record.id);
+        await store.transaction(async (tx) => {
+          if (ids.length > 0) await tx.touch(ids, now);
+          await appendAudit(this, tx, now, 'recall', ids, {
+            strategy,
+            limit,
+            queryHash: sha256Hex(query),
+          });
         });
-      });
-    }
-    return { strategy, hits };
+      }
+      return { strategy, hits };
+    });
   }
 
   /** The record with this id, if the caller may see it; else `NOT_FOUND` (also for plans' ids it cannot see). */
   async get(id: string): Promise<MemoryRecord> {
-    const recordId = validateLabel('id', id, 256);
-    const [found] = await this.context.store.get(this.visibility(this.context.clock.now()), [
-      recordId,
-    ]);
-    if (found === undefined) throw notFound(recordId);
-    return found.record;
+    return this.context.calls.run(async () => {
+      const recordId = validateLabel('id', id, 256);
+      const [found] = await this.context.store.get(this.visibility(this.context.clock.now()), [
+        recordId,
+      ]);
+      if (found === undefined) throw notFound(recordId);
+      return found.record;
+    });
   }
 
   /**
@@ -356,140 +373,156 @@ export class MemoryHandle {
    * once); invisible and missing ids are left out. One store round trip.
    */
   async getMany(ids: readonly string[]): Promise<MemoryRecord[]> {
-    const wanted = [
-      ...new Set(
-        validateArray('ids', ids, 10_000).map((id, i) => validateLabel(`ids[${i}]`, id, 256)),
-      ),
-    ];
-    if (wanted.length === 0) return [];
-    const found = await this.context.store.get(this.visibility(this.context.clock.now()), wanted);
-    const byId = new Map(found.map((visible) => [visible.record.id, visible.record]));
-    return wanted.flatMap((id) => byId.get(id) ?? []);
+    return this.context.calls.run(() => getVisible(this, ids));
   }
 
   /** Forgets records by ids or by filters, atomically; see `ForgetInput`. */
   async forget(input: ForgetInput): Promise<ForgetResult> {
-    const { store, clock, limits } = this.context;
-    const fields = checkKeys('input', input, ['ids', 'filters', 'mode']);
-    const mode =
-      fields.mode === undefined
-        ? 'soft'
-        : (['soft', 'hard', 'redact'] as const).find((m) => m === fields.mode);
-    if (mode === undefined) throw invalidInput('mode', 'must be one of soft, hard, redact');
-    if ((fields.ids === undefined) === (fields.filters === undefined)) {
-      throw invalidInput('input', 'give exactly one of ids or filters');
-    }
-    const ids =
-      fields.ids === undefined
-        ? undefined
-        : [
-            ...new Set(
-              validateArray('ids', fields.ids, 10_000).map((id, i) =>
-                validateLabel(`ids[${i}]`, id, 256),
+    return this.context.calls.run(async () => {
+      const { store, clock, limits } = this.context;
+      const fields = checkKeys('input', input, ['ids', 'filters', 'mode']);
+      const mode =
+        fields.mode === undefined
+          ? 'soft'
+          : (['soft', 'hard', 'redact'] as const).find((m) => m === fields.mode);
+      if (mode === undefined) throw invalidInput('mode', 'must be one of soft, hard, redact');
+      if ((fields.ids === undefined) === (fields.filters === undefined)) {
+        throw invalidInput('input', 'give exactly one of ids or filters');
+      }
+      const ids =
+        fields.ids === undefined
+          ? undefined
+          : [
+              ...new Set(
+                validateArray('ids', fields.ids, 10_000).map((id, i) =>
+                  validateLabel(`ids[${i}]`, id, 256),
+                ),
               ),
-            ),
-          ];
-    if (ids !== undefined && ids.length === 0) throw invalidInput('ids', 'must not be empty');
-    const filters =
-      fields.filters === undefined ? undefined : validateFilters('filters', fields.filters, limits);
-    if (filters !== undefined && Object.keys(filters).length === 0) {
-      throw invalidInput(
-        'filters',
-        'must hold at least one filter (forgetting everything needs explicit ids)',
-      );
-    }
-
-    const now = clock.now();
-    const visibility = this.visibility(now);
-    return store.transaction(async (tx) => {
-      let targets: VisibleRecord[];
-      if (ids !== undefined) {
-        targets = await tx.get(visibility, ids);
-        const found = new Map(targets.map((target) => [target.record.id, target]));
-        for (const id of ids) {
-          const target = found.get(id);
-          if (target === undefined) throw notFound(id);
-          if (permissionLevel(target.permission) < permissionLevel('delete'))
-            throw denied(id, 'delete');
-        }
-      } else {
-        targets = (await tx.list({ visibility, filters: filters ?? {} })).filter(
-          (target) => permissionLevel(target.permission) >= permissionLevel('delete'),
+            ];
+      if (ids !== undefined && ids.length === 0) throw invalidInput('ids', 'must not be empty');
+      const filters =
+        fields.filters === undefined
+          ? undefined
+          : validateFilters('filters', fields.filters, limits);
+      if (filters !== undefined && Object.keys(filters).length === 0) {
+        throw invalidInput(
+          'filters',
+          'must hold at least one filter (forgetting everything needs explicit ids)',
         );
       }
-      const forgotten = targets.map((target) => target.record.id).sort();
-      if (forgotten.length === 0) return { mode, forgotten };
-      if (mode === 'redact') await tx.redactRecords(forgotten, REDACTED_CONTENT, now);
-      else await tx.deleteRecords(forgotten, mode, now);
-      const hashes = new Map(
-        targets.map((target) => [target.record.id, target.record.contentHash]),
-      );
-      await appendAudit(this, tx, now, 'forget', forgotten, {
-        mode,
-        contentHashes: forgotten.map((id) => hashes.get(id) ?? null),
+
+      const now = clock.now();
+      const visibility = this.visibility(now);
+      return store.transaction(async (tx) => {
+        let targets: VisibleRecord[];
+        if (ids !== undefined) {
+          targets = await tx.get(visibility, ids);
+          const found = new Map(targets.map((target) => [target.record.id, target]));
+          for (const id of ids) {
+            const target = found.get(id);
+            if (target === undefined) throw notFound(id);
+            if (permissionLevel(target.permission) < permissionLevel('delete'))
+              throw denied(id, 'delete');
+          }
+        } else {
+          targets = (await tx.list({ visibility, filters: filters ?? {} })).filter(
+            (target) => permissionLevel(target.permission) >= permissionLevel('delete'),
+          );
+        }
+        const forgotten = targets.map((target) => target.record.id).sort();
+        if (forgotten.length === 0) return { mode, forgotten };
+        if (mode === 'redact') await tx.redactRecords(forgotten, REDACTED_CONTENT, now);
+        else await tx.deleteRecords(forgotten, mode, now);
+        const hashes = new Map(
+          targets.map((target) => [target.record.id, target.record.contentHash]),
+        );
+        await appendAudit(this, tx, now, 'forget', forgotten, {
+          mode,
+          contentHashes: forgotten.map((id) => hashes.get(id) ?? null),
+        });
+        return { mode, forgotten };
       });
-      return { mode, forgotten };
     });
   }
 
   /** Grants a permission on a record to other agents of the record's org. */
   async share(input: ShareInput): Promise<ShareResult> {
-    const { store, clock, limits } = this.context;
-    const fields = checkKeys('input', input, ['recordId', 'with', 'permission', 'expiresAt']);
-    const recordId = validateLabel('recordId', fields.recordId, 256);
-    const grantees = [
-      ...new Set(
-        validateArray('with', fields.with, limits.maxTags).map((id, i) =>
-          validateId(`with[${i}]`, id),
+    return this.context.calls.run(async () => {
+      const { store, clock, limits } = this.context;
+      const fields = checkKeys('input', input, ['recordId', 'with', 'permission', 'expiresAt']);
+      const recordId = validateLabel('recordId', fields.recordId, 256);
+      const grantees = [
+        ...new Set(
+          validateArray('with', fields.with, limits.maxTags).map((id, i) =>
+            validateId(`with[${i}]`, id),
+          ),
         ),
-      ),
-    ];
-    if (grantees.length === 0) throw invalidInput('with', 'must name at least one agent');
-    if (grantees.includes(this.principal.agentId))
-      throw invalidInput('with', 'must not name the caller');
-    const permission =
-      fields.permission === undefined
-        ? 'read'
-        : validatePermission('permission', fields.permission);
-    const expiresAt =
-      fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt);
-    const now = clock.now();
-    if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
-      throw invalidInput('expiresAt', 'must be in the future');
-    }
-    return store.transaction(async (tx) => {
-      const [target] = await tx.get(this.visibility(now), [recordId]);
-      if (target === undefined) throw notFound(recordId);
-      if (permissionLevel(target.permission) < permissionLevel('share'))
-        throw denied(recordId, 'share');
-      if (permissionLevel(permission) > permissionLevel(target.permission))
-        throw denied(recordId, permission);
-      if (target.record.scope === 'private') {
-        throw invalidInput(
-          'recordId',
-          'a private record cannot be shared; remember it with scope "shared"',
-        );
+      ];
+      if (grantees.length === 0) throw invalidInput('with', 'must name at least one agent');
+      if (grantees.includes(this.principal.agentId))
+        throw invalidInput('with', 'must not name the caller');
+      const permission =
+        fields.permission === undefined
+          ? 'read'
+          : validatePermission('permission', fields.permission);
+      const expiresAt =
+        fields.expiresAt === undefined ? null : validateDate('expiresAt', fields.expiresAt);
+      const now = clock.now();
+      if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
+        throw invalidInput('expiresAt', 'must be in the future');
       }
-      await checkRegrants(tx, this.principal, target, grantees, now);
-      await tx.putGrants(
-        grantees.map((agentId) => ({
-          recordId,
-          granteeAgentId: agentId,
-          granteeOrgId: target.record.orgId,
+      return store.transaction(async (tx) => {
+        const [target] = await tx.get(this.visibility(now), [recordId]);
+        if (target === undefined) throw notFound(recordId);
+        if (permissionLevel(target.permission) < permissionLevel('share'))
+          throw denied(recordId, 'share');
+        if (permissionLevel(permission) > permissionLevel(target.permission))
+          throw denied(recordId, permission);
+        if (target.record.scope === 'private') {
+          throw invalidInput(
+            'recordId',
+            'a private record cannot be shared; remember it with scope "shared"',
+          );
+        }
+        await checkRegrants(tx, this.principal, target, grantees, now);
+        await tx.putGrants(
+          grantees.map((agentId) => ({
+            recordId,
+            granteeAgentId: agentId,
+            granteeOrgId: target.record.orgId,
+            permission,
+            grantedBy: principalKey(this.principal),
+            createdAt: now,
+            expiresAt,
+          })),
+        );
+        await appendAudit(this, tx, now, 'share', [recordId], {
+          grantees,
           permission,
-          grantedBy: principalKey(this.principal),
-          createdAt: now,
-          expiresAt,
-        })),
-      );
-      await appendAudit(this, tx, now, 'share', [recordId], {
-        grantees,
-        permission,
-        expiresAt: expiresAt?.toISOString() ?? null,
+          expiresAt: expiresAt?.toISOString() ?? null,
+        });
+        return { recordId, permission, grantees, expiresAt };
       });
-      return { recordId, permission, grantees, expiresAt };
     });
   }
+}
+
+/** `handle.getMany(ids)`, outside the engine's count of calls (for a caller that is one). */
+export async function getVisible(
+  handle: MemoryHandle,
+  ids: readonly string[],
+): Promise<MemoryRecord[]> {
+  const { store, clock } = handleContext(handle);
+  const wanted = [
+    ...new Set(
+      validateArray('ids', ids, 10_000).map((id, i) => validateLabel(`ids[${i}]`, id, 256)),
+    ),
+  ];
+  if (wanted.length === 0) return [];
+  const { agentId, orgId } = handle.principal;
+  const found = await store.get({ agentId, orgId, now: clock.now() }, wanted);
+  const byId = new Map(found.map((visible) => [visible.record.id, visible.record]));
+  return wanted.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** Appends one audit event for the handle's principal inside `tx`. */

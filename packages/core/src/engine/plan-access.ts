@@ -19,6 +19,7 @@ import {
 } from '../validation.js';
 import {
   appendAudit,
+  getVisible,
   handleContext,
   type MemoryHandle,
   type RememberResult,
@@ -29,8 +30,20 @@ import { writeRecords } from './write-records.js';
  * The plan write and lookup path, for `@mnemo/experience`. Ordinary callers use
  * `remember`, which rejects the reserved plan tag. Plans go through the same
  * write path as every record: validation, hashing, dedup, audit, scope.
+ *
+ * Each method that reads or writes is one call of the engine (`engine.close()`
+ * waits for it; once close is called it is `STORE_UNAVAILABLE`), unless it is
+ * made inside this access's `run`, whose calls are all one.
  */
 export interface PlanAccess {
+  /**
+   * Runs `work` as one call of the engine: `engine.close()` waits for all of
+   * it, and this access's methods called inside it are part of it, so they
+   * still run once close has been called. Use one access per `run`.
+   */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** `handle.getMany(ids)`: the records among `ids` the caller may see, in order. */
+  getMany(ids: readonly string[]): Promise<MemoryRecord[]>;
   /** True when the engine was created with experience memory on. */
   readonly enabled: boolean;
   /**
@@ -136,110 +149,138 @@ function signedTokensMatch(payload: JsonValue | undefined, tokens: readonly stri
 
 export function planAccess(handle: MemoryHandle): PlanAccess {
   const context = handleContext(handle);
+  // Inside `run`, calls are part of it; outside, each is a call of its own.
+  let runs = 0;
+  const call = <T>(work: () => Promise<T>): Promise<T> =>
+    runs > 0 ? work() : context.calls.run(work);
   return {
+    run: (work) =>
+      call(async () => {
+        runs += 1;
+        try {
+          return await work();
+        } finally {
+          runs -= 1;
+        }
+      }),
+    getMany: (ids) => call(() => getVisible(handle, ids)),
     enabled: context.experienceMemory,
     signatureStrategy: context.experienceSignature,
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
     validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
     validateTtl,
-    writePlan: async ({ query, scope, payload, tokens, ttlMs }) => {
-      if (!context.experienceMemory) {
-        throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
-      }
-      validateTtl(ttlMs);
-      const indexed = validateArray('tokens', tokens, MAX_PLAN_TOKENS).map((token, index) => {
-        if (typeof token !== 'string') throw invalidInput(`tokens[${index}]`, 'must be a string');
-        return token;
-      });
-      if (!signedTokensMatch(payload, indexed))
-        throw invalidInput('tokens', "must be the payload's signature_tokens");
-      const now = context.clock.now();
-      const [result] = await writeRecords(
-        handle,
-        [
-          {
-            content: validateContent('query', query, context.limits),
-            memoryType: 'procedural',
-            scope: scope === undefined ? 'private' : validateScope('scope', scope),
-            importance: 0.5,
-            tags: [PLAN_TAG],
-            metadata: validateMetadata(
-              'metadata',
-              { [PLAN_METADATA_KEY]: payload },
-              context.limits,
-            ),
-            threadId: null,
-            sourceType: null,
-            expiresAt: ttlMs === undefined ? null : new Date(now.getTime() + Math.ceil(ttlMs)),
-            plan: { tokens: indexed, payload },
-          },
-        ],
-        now,
-        () => 'ttlMs',
-      );
-      return result as RememberResult;
-    },
-    findCandidates: async ({ tokens, minTokens, maxTokens, minShared }) =>
-      (
-        await context.store.findPlanCandidates({
-          visibility: {
-            agentId: handle.principal.agentId,
-            orgId: handle.principal.orgId,
-            now: context.clock.now(),
-          },
-          tokens,
-          // A tiny similarity threshold makes the upper size bound huge (or infinite): no plan
-          // has more tokens than a 32-bit count, which every store can bind.
-          minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
-          maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
-          ...(minShared === undefined ? {} : { minShared }),
-        })
-      ).filter((candidate) =>
-        signedTokensMatch(candidate.record.metadata[PLAN_METADATA_KEY], candidate.signatureTokens),
+    writePlan: ({ query, scope, payload, tokens, ttlMs }) =>
+      call(async () => {
+        if (!context.experienceMemory) {
+          throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
+        }
+        validateTtl(ttlMs);
+        const indexed = validateArray('tokens', tokens, MAX_PLAN_TOKENS).map((token, index) => {
+          if (typeof token !== 'string') throw invalidInput(`tokens[${index}]`, 'must be a string');
+          return token;
+        });
+        if (!signedTokensMatch(payload, indexed))
+          throw invalidInput('tokens', "must be the payload's signature_tokens");
+        const now = context.clock.now();
+        const [result] = await writeRecords(
+          handle,
+          [
+            {
+              content: validateContent('query', query, context.limits),
+              memoryType: 'procedural',
+              scope: scope === undefined ? 'private' : validateScope('scope', scope),
+              importance: 0.5,
+              tags: [PLAN_TAG],
+              metadata: validateMetadata(
+                'metadata',
+                { [PLAN_METADATA_KEY]: payload },
+                context.limits,
+              ),
+              threadId: null,
+              sourceType: null,
+              expiresAt: ttlMs === undefined ? null : new Date(now.getTime() + Math.ceil(ttlMs)),
+              plan: { tokens: indexed, payload },
+            },
+          ],
+          now,
+          () => 'ttlMs',
+        );
+        return result as RememberResult;
+      }),
+    findCandidates: ({ tokens, minTokens, maxTokens, minShared }) =>
+      call(async () =>
+        (
+          await context.store.findPlanCandidates({
+            visibility: {
+              agentId: handle.principal.agentId,
+              orgId: handle.principal.orgId,
+              now: context.clock.now(),
+            },
+            tokens,
+            // A tiny similarity threshold makes the upper size bound huge (or infinite): no plan
+            // has more tokens than a 32-bit count, which every store can bind.
+            minTokens: Math.min(minTokens, MAX_TOKEN_COUNT),
+            maxTokens: Math.min(maxTokens, MAX_TOKEN_COUNT),
+            ...(minShared === undefined ? {} : { minShared }),
+          })
+        ).filter((candidate) =>
+          signedTokensMatch(
+            candidate.record.metadata[PLAN_METADATA_KEY],
+            candidate.signatureTokens,
+          ),
+        ),
       ),
-    auditReplay: async (recordIds, details) => {
-      if (!context.readAuditing) return;
-      const now = context.clock.now();
-      await context.store.transaction((tx) =>
-        appendAudit(handle, tx, now, 'recall_plan', recordIds, details),
-      );
-    },
-    updatePlanStats: async (planId, next) => {
-      if (!context.experienceMemory) {
-        throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
-      }
-      const id = validateLabel('planId', planId, 256);
-      const now = context.clock.now();
-      const visibility = {
-        agentId: handle.principal.agentId,
-        orgId: handle.principal.orgId,
-        now,
-      };
-      return context.store.transaction(async (tx) => {
-        // Lock first, then read: a forget or another report of this plan waits for us (or we for it).
-        const current = await tx.lockPlanStats(id);
-        const [visible] = await tx.get(visibility, [id]);
-        if (visible === undefined || !isPlanRecord(visible.record)) {
-          throw new MnemoError('NOT_FOUND', `no plan ${id} visible to the caller`, {
-            details: { id },
-          });
+    auditReplay: (recordIds, details) =>
+      call(async () => {
+        if (!context.readAuditing) return;
+        const now = context.clock.now();
+        await context.store.transaction((tx) =>
+          appendAudit(handle, tx, now, 'recall_plan', recordIds, details),
+        );
+      }),
+    updatePlanStats: (planId, next) =>
+      call(async () => {
+        if (!context.experienceMemory) {
+          throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
         }
-        const { runningOutcome, replays, failures, details } = next(visible.record, current);
-        if (!(runningOutcome >= 0 && runningOutcome <= 1))
-          throw invalidInput('runningOutcome', 'must be a number from 0 to 1');
-        for (const [field, count] of [
-          ['replays', replays],
-          ['failures', failures],
-        ] as const) {
-          if (!Number.isSafeInteger(count) || count < 0)
-            throw invalidInput(field, 'must be an integer ≥ 0');
-        }
-        const stats: PlanStats = { planId: id, runningOutcome, replays, failures, updatedAt: now };
-        await tx.putPlanStats(stats);
-        await appendAudit(handle, tx, now, 'plan_outcome', [id], details);
-        return stats;
-      });
-    },
+        const id = validateLabel('planId', planId, 256);
+        const now = context.clock.now();
+        const visibility = {
+          agentId: handle.principal.agentId,
+          orgId: handle.principal.orgId,
+          now,
+        };
+        return context.store.transaction(async (tx) => {
+          // Lock first, then read: a forget or another report of this plan waits for us (or we for it).
+          const current = await tx.lockPlanStats(id);
+          const [visible] = await tx.get(visibility, [id]);
+          if (visible === undefined || !isPlanRecord(visible.record)) {
+            throw new MnemoError('NOT_FOUND', `no plan ${id} visible to the caller`, {
+              details: { id },
+            });
+          }
+          const { runningOutcome, replays, failures, details } = next(visible.record, current);
+          if (!(runningOutcome >= 0 && runningOutcome <= 1))
+            throw invalidInput('runningOutcome', 'must be a number from 0 to 1');
+          for (const [field, count] of [
+            ['replays', replays],
+            ['failures', failures],
+          ] as const) {
+            if (!Number.isSafeInteger(count) || count < 0)
+              throw invalidInput(field, 'must be an integer ≥ 0');
+          }
+          const stats: PlanStats = {
+            planId: id,
+            runningOutcome,
+            replays,
+            failures,
+            updatedAt: now,
+          };
+          await tx.putPlanStats(stats);
+          await appendAudit(handle, tx, now, 'plan_outcome', [id], details);
+          return stats;
+        });
+      }),
   };
 }

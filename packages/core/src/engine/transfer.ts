@@ -52,36 +52,50 @@ export interface ImportResult {
   skipped: number;
 }
 
-/** Every record of the store with its grants (and a plan's stats), in id order, page by page. */
+/**
+ * Every record of the store with its grants (and a plan's stats), in id order,
+ * page by page. Each page's reads are one call of the engine: `close()` waits
+ * for the page being read, and the next one is `STORE_UNAVAILABLE`.
+ */
 export async function* exportRecords(
   context: EngineContext,
   pageSize = 500,
 ): AsyncGenerator<ExportedRecord> {
   let afterId: string | undefined;
   for (;;) {
-    const page = await context.store.scanRecords(
-      afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
-    );
-    if (page.length === 0) return;
-    const grants = await context.store.listGrants(page.map((record) => record.id));
-    const stats = new Map(
-      (
-        await context.store.listPlanStats(
-          page.filter((record) => isPlanRecord(record)).map((record) => record.id),
-        )
-      ).map((planStats) => [planStats.planId, planStats]),
-    );
-    for (const record of page) {
-      const planStats = stats.get(record.id);
-      yield {
-        record,
-        grants: grants.filter((grant) => grant.recordId === record.id),
-        ...(planStats === undefined ? {} : { planStats }),
-      };
-    }
-    afterId = page.at(-1)?.id;
+    const page = await context.calls.run(() => readPage(context, afterId, pageSize));
+    yield* page;
+    afterId = page.at(-1)?.record.id;
     if (page.length < pageSize) return;
   }
+}
+
+/** The `pageSize` records after `afterId` (from the first when undefined), exported. */
+async function readPage(
+  context: EngineContext,
+  afterId: string | undefined,
+  pageSize: number,
+): Promise<ExportedRecord[]> {
+  const page = await context.store.scanRecords(
+    afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
+  );
+  if (page.length === 0) return [];
+  const grants = await context.store.listGrants(page.map((record) => record.id));
+  const stats = new Map(
+    (
+      await context.store.listPlanStats(
+        page.filter((record) => isPlanRecord(record)).map((record) => record.id),
+      )
+    ).map((planStats) => [planStats.planId, planStats]),
+  );
+  return page.map((record) => {
+    const planStats = stats.get(record.id);
+    return {
+      record,
+      grants: grants.filter((grant) => grant.recordId === record.id),
+      ...(planStats === undefined ? {} : { planStats }),
+    };
+  });
 }
 
 /** True for a record whose content was erased by `forget({ mode: 'redact' })`: its hash cannot be recomputed. */

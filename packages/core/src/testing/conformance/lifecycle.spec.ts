@@ -1,6 +1,9 @@
 import { chainEvent } from '../../audit/audit-event.js';
+import { MnemoError } from '../../errors.js';
+import type { Embedder } from '../../ports/embedder.js';
 import type { NewRecord } from '../../ports/memory-store.js';
 import type { MemoryRecord } from '../../records.js';
+import { createHashEmbedder } from '../hash-embedder.js';
 import { memoryRecord } from '../memory-record.js';
 import type { ConformanceOptions, Harness, TestApi } from './harness.js';
 
@@ -20,6 +23,75 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
         code: 'STORE_UNAVAILABLE',
       });
       await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    });
+
+    it('engine.close lets the calls made before it finish, then closes the store; later calls are STORE_UNAVAILABLE', async () => {
+      // Holds every embedding until released, so that calls are still under way when close is called.
+      const hash = createHashEmbedder({ dimensions: 16 });
+      let held: Promise<void> | null = null;
+      let release = () => {};
+      const embedder: Embedder = {
+        dimensions: hash.dimensions,
+        semantic: true,
+        maxBatchSize: hash.maxBatchSize,
+        embed: async (texts) => {
+          await held;
+          return hash.embed(texts);
+        },
+      };
+      const { engine, store } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      const seed = await a.remember({ content: 'the seed written before closing' });
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+
+      const made = Promise.allSettled([
+        a.remember({ content: 'remembered while closing' }),
+        a.rememberMany([{ content: 'first of many' }, { content: 'second of many' }]),
+        a.recall({ query: 'seed written', strategy: 'semantic', limit: 1 }),
+        a.get(seed.id),
+        engine.verifyAudit(),
+      ]);
+      const steps: string[] = [];
+      const closed = engine.close().then(() => steps.push('closed'));
+      const late = Promise.allSettled([
+        a.remember({ content: 'too late' }),
+        a.get(seed.id),
+        engine.as('agent-b').recall({ query: 'seed' }),
+        engine.with({ readAuditing: false }).verifyAudit(),
+        engine.purgeExpired(),
+        engine.exportRecords().next(),
+      ]);
+      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      steps.push('released');
+      release();
+
+      const refused = new MnemoError('STORE_UNAVAILABLE', 'the engine is closed');
+      expect(await late).toEqual(Array(6).fill({ status: 'rejected', reason: refused }));
+      const [one, many, recalled, got, verified] = await made;
+      expect(one).toEqual({
+        status: 'fulfilled',
+        value: { id: 'id-000003', contentHash: expect.any(String), deduplicated: false },
+      });
+      expect(many).toEqual({
+        status: 'fulfilled',
+        value: [
+          { id: 'id-000004', contentHash: expect.any(String), deduplicated: false },
+          { id: 'id-000005', contentHash: expect.any(String), deduplicated: false },
+        ],
+      });
+      expect(
+        recalled.status === 'fulfilled' && recalled.value.hits.map((hit) => hit.record.id),
+      ).toEqual([seed.id]);
+      expect(got.status === 'fulfilled' && got.value.content).toBe(
+        'the seed written before closing',
+      );
+      expect(verified).toMatchObject({ status: 'fulfilled', value: { ok: true, problems: [] } });
+      await closed;
+      expect(steps).toEqual(['released', 'closed']);
+      await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await engine.close();
     });
 
     it('a store used before init is STORE_UNAVAILABLE', async () => {
