@@ -78,7 +78,10 @@ interface AuditedRecord {
  * engine, none vanished without a hard `forget`, and deletion states agree
  * with the `forget` events. Trusts the audit log's events: run `verifyAudit`
  * too, which proves the log itself. Reads the whole log once and the records
- * once, page by page, keeping one small entry per audited record in memory.
+ * once, page by page, keeping one small entry per audited record in memory;
+ * when it finds a problem, it reads the log again and keeps the problems that
+ * stand against both reads, so that calls writing or forgetting while it runs
+ * raise none.
  */
 export async function verifyRecords(
   store: MemoryStore,
@@ -89,7 +92,9 @@ export async function verifyRecords(
     throw invalidInput('pageSize', 'must be a positive integer');
 
   const audited = await readAuditedRecords(store, pageSize);
-  const problems: RecordProblem[] = [];
+  let problems: RecordProblem[] = [];
+  // The records behind the problems, to check again against a later read of the log.
+  const suspects = new Map<string, MemoryRecord>();
   const seen = new Set<string>();
   let records = 0;
   let afterId: string | undefined;
@@ -101,18 +106,34 @@ export async function verifyRecords(
       records += 1;
       seen.add(record.id);
       const problem = checkRecord(record, audited.get(record.id));
-      if (problem !== null) problems.push({ ...problem, recordId: record.id, position: records });
+      if (problem !== null) {
+        problems.push({ ...problem, recordId: record.id, position: records });
+        suspects.set(record.id, record);
+      }
     }
     const last = page.at(-1);
     if (page.length < pageSize || last === undefined) break;
     afterId = last.id;
   }
 
-  const missing = [...audited]
+  let missing = [...audited]
     .filter(([id, entry]) => !seen.has(id) && entry.createdHash !== null)
     .filter(([, entry]) => entry.state !== 'hard')
     .map(([id]) => id)
     .sort(compareByteOrder);
+  if (problems.length > 0 || missing.length > 0) {
+    // Calls running meanwhile change records after the log was read, with events the first
+    // read did not see: a record written, forgotten or hard-forgotten since. What a record
+    // was when scanned is what one of the two reads says, so a problem stands only if it
+    // stands against both. On a store no one writes to, the two reads are the same.
+    const later = await readAuditedRecords(store, pageSize);
+    problems = problems.filter(
+      (problem) =>
+        checkRecord(suspects.get(problem.recordId) as MemoryRecord, later.get(problem.recordId)) !==
+        null,
+    );
+    missing = missing.filter((id) => later.get(id)?.state !== 'hard');
+  }
   if (missing.length > 0) {
     // Positions count the missing records among the scanned ones, in id order: a missing
     // record stands after every scanned or missing record whose id sorts before it, and a

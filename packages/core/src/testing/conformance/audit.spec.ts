@@ -186,6 +186,78 @@ export function auditSpec(t: TestApi, h: Harness): void {
       ).toEqual([['truncated', 'agent-z', 1]]);
     });
 
+    it('verifies records while other calls write and forget, and still reports a change made behind its back', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const ids: string[] = [];
+      for (const n of [1, 2, 3, 4]) ids.push((await a.remember({ content: `note ${n}` })).id);
+      const [first, second, third, fourth] = ids as [string, string, string, string];
+      // Once the verifier has read the log, before it reads the records: a write, a forget of
+      // each mode, and a deletion no event records.
+      let written = '';
+      let scans = 0;
+      const watched = new Proxy(store, {
+        get(target, key) {
+          if (key === 'scanRecords') {
+            return async (options: Parameters<MemoryStore['scanRecords']>[0]) => {
+              if (scans++ === 0) {
+                written = (await a.remember({ content: 'note 5' })).id;
+                await a.forget({ ids: [second], mode: 'soft' });
+                await a.forget({ ids: [third], mode: 'hard' });
+                await a.forget({ ids: [fourth], mode: 'redact' });
+                await store.transaction((tx) => tx.deleteRecords([first], 'soft', clock.now()));
+              }
+              return target.scanRecords(options);
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      expect(await createEngine({ store: watched }).verifyRecords({ pageSize: 1 })).toEqual({
+        ok: false,
+        records: 4,
+        problems: [
+          {
+            kind: 'unaudited_deletion',
+            recordId: first,
+            position: 1,
+            message: `record ${first} is marked deleted, but no forget names it`,
+          },
+        ],
+      });
+      expect((await engine.verifyRecords()).problems.map((problem) => problem.recordId)).toEqual([
+        first,
+      ]);
+      expect((await a.get(written)).content).toBe('note 5');
+    });
+
+    it('verifies records while a hard forget removes one after it read the log', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      const kept = await a.remember({ content: 'kept' });
+      const gone = await a.remember({ content: 'gone' });
+      let scans = 0;
+      const watched = new Proxy(store, {
+        get(target, key) {
+          if (key === 'scanRecords') {
+            return async (options: Parameters<MemoryStore['scanRecords']>[0]) => {
+              if (scans++ === 0) await a.forget({ ids: [gone.id], mode: 'hard' });
+              return target.scanRecords(options);
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      expect(await createEngine({ store: watched }).verifyRecords()).toEqual({
+        ok: true,
+        records: 1,
+        problems: [],
+      });
+      expect((await a.getMany([kept.id, gone.id])).map((record) => record.id)).toEqual([kept.id]);
+    });
+
     it('places vanished records where they would stand in id order, and moves the others behind them, on any page size', async () => {
       const { engine, store, clock } = await h.open();
       const a = engine.as('agent-a');
