@@ -3,6 +3,17 @@ import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
 import type { Harness, TestApi } from './harness.js';
 
+/** `store` with some of its methods replaced; the others are its own. */
+function replacing(store: MemoryStore, methods: Partial<MemoryStore>): MemoryStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (Object.hasOwn(methods, key)) return methods[key as keyof MemoryStore];
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 export function auditSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
   describe('audit', () => {
@@ -54,32 +65,24 @@ export function auditSpec(t: TestApi, h: Harness): void {
       // after the second, which it has passed by then.
       let headReads = 0;
       let pageReads = 0;
-      const watched = new Proxy(store, {
-        get(target, key) {
-          if (key === 'auditHeads') {
-            return async () => {
-              const heads = await target.auditHeads();
-              if (headReads++ === 0) {
-                await a.remember({ content: 'a three' });
-                await b.remember({ content: 'b three' });
-              }
-              return heads;
-            };
+      const watched = replacing(store, {
+        auditHeads: async () => {
+          const heads = await store.auditHeads();
+          if (headReads++ === 0) {
+            await a.remember({ content: 'a three' });
+            await b.remember({ content: 'b three' });
           }
-          if (key === 'readAudit') {
-            return async (options: Parameters<MemoryStore['readAudit']>[0]) => {
-              const page = await target.readAudit(options);
-              pageReads += 1;
-              if (pageReads === 1) {
-                await a.remember({ content: 'a four' });
-                await b.remember({ content: 'b four' });
-              }
-              if (pageReads === 2) await a.remember({ content: 'a five' });
-              return page;
-            };
+          return heads;
+        },
+        readAudit: async (options) => {
+          const page = await store.readAudit(options);
+          pageReads += 1;
+          if (pageReads === 1) {
+            await a.remember({ content: 'a four' });
+            await b.remember({ content: 'b four' });
           }
-          const value = Reflect.get(target, key, target);
-          return typeof value === 'function' ? value.bind(target) : value;
+          if (pageReads === 2) await a.remember({ content: 'a five' });
+          return page;
         },
       });
       const verification = await createEngine({ store: watched }).verifyAudit({ pageSize: 3 });
@@ -117,18 +120,12 @@ export function auditSpec(t: TestApi, h: Harness): void {
       // The first read of the heads names seq 2 with another hash (as if the chain were
       // rewritten meanwhile); the chain then grows to seq 3 before its events are read.
       let headReads = 0;
-      const watched = new Proxy(store, {
-        get(target, key) {
-          if (key === 'auditHeads') {
-            return async () => {
-              const heads = await target.auditHeads();
-              if (headReads++ > 0) return heads;
-              await a.remember({ content: 'a three' });
-              return heads.map((head) => ({ ...head, hash: 'f'.repeat(64) }));
-            };
-          }
-          const value = Reflect.get(target, key, target);
-          return typeof value === 'function' ? value.bind(target) : value;
+      const watched = replacing(store, {
+        auditHeads: async () => {
+          const heads = await store.auditHeads();
+          if (headReads++ > 0) return heads;
+          await a.remember({ content: 'a three' });
+          return heads.map((head) => ({ ...head, hash: 'f'.repeat(64) }));
         },
       });
       expect((await createEngine({ store: watched }).verifyAudit()).problems).toEqual([
@@ -196,22 +193,16 @@ export function auditSpec(t: TestApi, h: Harness): void {
       // each mode, and a deletion no event records.
       let written = '';
       let scans = 0;
-      const watched = new Proxy(store, {
-        get(target, key) {
-          if (key === 'scanRecords') {
-            return async (options: Parameters<MemoryStore['scanRecords']>[0]) => {
-              if (scans++ === 0) {
-                written = (await a.remember({ content: 'note 5' })).id;
-                await a.forget({ ids: [second], mode: 'soft' });
-                await a.forget({ ids: [third], mode: 'hard' });
-                await a.forget({ ids: [fourth], mode: 'redact' });
-                await store.transaction((tx) => tx.deleteRecords([first], 'soft', clock.now()));
-              }
-              return target.scanRecords(options);
-            };
+      const watched = replacing(store, {
+        scanRecords: async (options) => {
+          if (scans++ === 0) {
+            written = (await a.remember({ content: 'note 5' })).id;
+            await a.forget({ ids: [second], mode: 'soft' });
+            await a.forget({ ids: [third], mode: 'hard' });
+            await a.forget({ ids: [fourth], mode: 'redact' });
+            await store.transaction((tx) => tx.deleteRecords([first], 'soft', clock.now()));
           }
-          const value = Reflect.get(target, key, target);
-          return typeof value === 'function' ? value.bind(target) : value;
+          return store.scanRecords(options);
         },
       });
       expect(await createEngine({ store: watched }).verifyRecords({ pageSize: 1 })).toEqual({
@@ -238,16 +229,10 @@ export function auditSpec(t: TestApi, h: Harness): void {
       const kept = await a.remember({ content: 'kept' });
       const gone = await a.remember({ content: 'gone' });
       let scans = 0;
-      const watched = new Proxy(store, {
-        get(target, key) {
-          if (key === 'scanRecords') {
-            return async (options: Parameters<MemoryStore['scanRecords']>[0]) => {
-              if (scans++ === 0) await a.forget({ ids: [gone.id], mode: 'hard' });
-              return target.scanRecords(options);
-            };
-          }
-          const value = Reflect.get(target, key, target);
-          return typeof value === 'function' ? value.bind(target) : value;
+      const watched = replacing(store, {
+        scanRecords: async (options) => {
+          if (scans++ === 0) await a.forget({ ids: [gone.id], mode: 'hard' });
+          return store.scanRecords(options);
         },
       });
       expect(await createEngine({ store: watched }).verifyRecords()).toEqual({
