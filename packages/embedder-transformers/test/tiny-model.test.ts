@@ -6,7 +6,7 @@ import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTransformersEmbedder, type TransformersEmbedderOptions } from '../src/index.js';
-import { HIDDEN, reference, writeTinyModel } from './tiny-model.js';
+import { HIDDEN, reference, type TinyModelVariant, writeTinyModel } from './tiny-model.js';
 
 let root: string;
 let modelPath: string;
@@ -80,6 +80,41 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
     }
   });
 
+  it("pools by each text's own first token when the tokenizer pads on the left", async () => {
+    const texts = ['cat', 'sql snow bread tea'];
+    const padLeft = writeTinyModel(join(root, 'pad-left'), [], { padLeft: true });
+    for (const pooling of ['cls', 'last_token'] as const) {
+      const embedder = createTransformersEmbedder({ modelPath: padLeft, pooling });
+      try {
+        expectVectors(
+          await embedder.embed(texts),
+          texts.map((text) => reference(text, pooling)),
+        );
+      } finally {
+        await embedder.close();
+      }
+    }
+  });
+
+  it('converts a float16 output to float32 vectors', async () => {
+    const fp16 = writeTinyModel(join(root, 'fp16'), [], { float16: true });
+    const embedder = createTransformersEmbedder({
+      modelPath: fp16,
+      pooling: 'cls',
+      normalize: false,
+    });
+    try {
+      const [vector] = await embedder.embed(['cat dog']);
+      expect(vector).toBeInstanceOf(Float32Array);
+      // 0.1 in float16
+      expect(Array.from(vector ?? [])).toEqual([
+        0.0999755859375, 0.0999755859375, 0.0999755859375, 0.0999755859375,
+      ]);
+    } finally {
+      await embedder.close();
+    }
+  });
+
   it('splits large calls into batches of maxBatchSize and keeps the order', async () => {
     const texts = ['cat', 'sql', 'snow', 'bread', 'kitten pet', 'unknown words only', 'tea'];
     await withEmbedder({ maxBatchSize: 2 }, async (embedder) => {
@@ -101,6 +136,44 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
       expect((error as MnemoError).message).toBe(
         `model in ${modelPath} outputs 4-dimensional vectors, expected 384 (options.dimensions)`,
       );
+      expect((error as MnemoError).details).toEqual({ modelPath, expected: 384, actual: 4 });
+    });
+  });
+
+  it.each<[string, TinyModelVariant, string]>([
+    ['a token row of 4 × 2 values', { row: [HIDDEN, 2] }, '[1, 4, 2]'],
+    ['no values in a token row', { row: [0] }, '[1, 0]'],
+    ['the batch axis second', { transposed: true }, '[4, 4]'],
+  ])('fails the load with EMBEDDER_FAILED for a model with %s', async (name, variant, shape) => {
+    const odd = writeTinyModel(join(root, name), [], variant);
+    // cls pooling only slices the output, so the odd shape reaches the embedder
+    const embedder = createTransformersEmbedder({
+      modelPath: odd,
+      pooling: 'cls',
+      normalize: false,
+    });
+    const error = await embedder.load().catch((thrown: unknown) => thrown);
+    expect(MnemoError.hasCode(error, 'EMBEDDER_FAILED')).toBe(true);
+    expect((error as MnemoError).message).toBe(
+      `model in ${odd} returned a tensor of shape ${shape} for 1 texts; expected [1, dimensions]`,
+    );
+    expect((error as MnemoError).details).toEqual({ modelPath: odd });
+    expect(embedder.dimensions).toBe(0);
+  });
+
+  it('fails an inference with EMBEDDER_FAILED, the library error as cause, and runs the next one', async () => {
+    const partial = writeTinyModel(join(root, 'partial'), [], { unknownToModel: 'zebra' });
+    await withEmbedder({ modelPath: partial }, async (embedder) => {
+      const error = await embedder.embed(['cat', 'zebra']).catch((thrown: unknown) => thrown);
+      expect(MnemoError.hasCode(error, 'EMBEDDER_FAILED')).toBe(true);
+      const { cause, message, details } = error as MnemoError;
+      expect(cause).toBeInstanceOf(Error);
+      expect(message).toBe(
+        `model in ${partial} failed to embed 2 texts: ${(cause as Error).message}`,
+      );
+      expect((cause as Error).message).toContain('indices element out of data bounds');
+      expect(details).toEqual({ modelPath: partial });
+      expectVectors(await embedder.embed(['cat']), [reference('cat')]);
     });
   });
 

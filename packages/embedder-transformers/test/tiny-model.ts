@@ -81,6 +81,7 @@ const message = (field: number, ...parts: Buffer[]) => bytes(field, Buffer.conca
 // TensorProto.DataType
 const FLOAT = 1;
 const INT64 = 7;
+const FLOAT16 = 10;
 
 /** ValueInfoProto of a tensor: name, element type, dimensions (numbers or symbolic names). */
 function valueInfo(field: number, name: string, type: number, dims: (number | string)[]): Buffer {
@@ -90,34 +91,89 @@ function valueInfo(field: number, name: string, type: number, dims: (number | st
   return message(field, bytes(1, name), message(2, message(1, int(1, type), message(2, ...shape))));
 }
 
+/**
+ * Variants of the tiny model, for what the library does with outputs a
+ * sentence-embedding model seldom has. The default is the model described above.
+ */
+export interface TinyModelVariant {
+  /** Table and `last_hidden_state` in float16, as in an fp16 export that does not keep float32 outputs. */
+  readonly float16?: boolean;
+  /** Shape of one token's row, `[HIDDEN]` by default, filled with ones unless it is the default. */
+  readonly row?: readonly number[];
+  /** `last_hidden_state` as `[sequence, batch, …]`: the batch axis is not first. */
+  readonly transposed?: boolean;
+  /** A word the tokenizer knows but the table has no row for: the model fails on it. */
+  readonly unknownToModel?: string;
+  /** Pad a batch's shorter texts on the left, as decoder-style embedding models do. */
+  readonly padLeft?: boolean;
+}
+
+/** The IEEE half-precision bits of `value` (normal numbers and 0 only, enough for the table). */
+function float16Bits(value: number): number {
+  if (value === 0) return 0;
+  const exponent = Math.floor(Math.log2(Math.abs(value)));
+  const fraction = Math.round((Math.abs(value) / 2 ** exponent - 1) * 1024);
+  return (value < 0 ? 0x8000 : 0) | ((exponent + 15) << 10) | fraction;
+}
+
 /** The bytes of the tiny ONNX model. */
-export function tinyOnnxModel(): Buffer {
-  const table = Buffer.from(new Float32Array(TABLE.flat()).buffer);
+export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
+  const row = variant.row ?? [HIDDEN];
+  const values =
+    variant.row === undefined
+      ? TABLE.flat()
+      : new Array<number>(VOCAB.length * row.reduce((size, dim) => size * dim, 1)).fill(1);
+  const table = variant.float16
+    ? Buffer.from(new Uint16Array(values.map(float16Bits)).buffer)
+    : Buffer.from(new Float32Array(values).buffer);
+  const type = variant.float16 ? FLOAT16 : FLOAT;
   const initializer = message(
     5,
     int(1, VOCAB.length),
-    int(1, HIDDEN),
-    int(2, FLOAT),
+    ...row.map((dim) => int(1, dim)),
+    int(2, type),
     bytes(8, 'embeddings'),
     bytes(9, table),
   );
   const axis = message(5, bytes(1, 'axis'), int(3, 0), int(20, 2)); // AttributeProto INT
+  const lookup = variant.transposed ? 'rows' : 'last_hidden_state';
   const gather = message(
     1,
     bytes(1, 'embeddings'),
     bytes(1, 'input_ids'),
-    bytes(2, 'last_hidden_state'),
+    bytes(2, lookup),
     bytes(3, 'lookup'),
     bytes(4, 'Gather'),
     axis,
   );
+  // AttributeProto INTS: perm swaps the first two axes
+  const perm = message(
+    5,
+    bytes(1, 'perm'),
+    ...[1, 0, ...row.map((_, i) => i + 2)].map((dim) => int(8, dim)),
+    int(20, 7),
+  );
+  const transpose = variant.transposed
+    ? [
+        message(
+          1,
+          bytes(1, 'rows'),
+          bytes(2, 'last_hidden_state'),
+          bytes(3, 'swap'),
+          bytes(4, 'Transpose'),
+          perm,
+        ),
+      ]
+    : [];
+  const output = variant.transposed ? ['sequence', 'batch', ...row] : ['batch', 'sequence', ...row];
   const graph = Buffer.concat([
     gather,
+    ...transpose,
     bytes(2, 'tiny-embedder'),
     initializer,
     valueInfo(11, 'input_ids', INT64, ['batch', 'sequence']),
     valueInfo(11, 'attention_mask', INT64, ['batch', 'sequence']),
-    valueInfo(12, 'last_hidden_state', FLOAT, ['batch', 'sequence', HIDDEN]),
+    valueInfo(12, 'last_hidden_state', type, output),
   ]);
   // ir_version 8, producer, graph, opset 17 of the default domain
   return Buffer.concat([
@@ -128,8 +184,9 @@ export function tinyOnnxModel(): Buffer {
   ]);
 }
 
-function tokenizerJson(): unknown {
-  const ids = Object.fromEntries(VOCAB.map((token, id) => [token, id]));
+function tokenizerJson(unknownToModel: string | undefined): unknown {
+  const words = unknownToModel === undefined ? VOCAB : [...VOCAB, unknownToModel];
+  const ids = Object.fromEntries(words.map((token, id) => [token, id]));
   const special = (token: string) => ({ id: token, ids: [ids[token]], tokens: [token] });
   return {
     version: '1.0',
@@ -174,14 +231,14 @@ function tokenizerJson(): unknown {
 }
 
 /** The files of the tiny model, by path inside the folder. */
-export function tinyModelFiles(): Record<string, string | Buffer> {
+export function tinyModelFiles(variant: TinyModelVariant = {}): Record<string, string | Buffer> {
   return {
     'config.json': JSON.stringify({
       model_type: 'bert',
       architectures: ['BertModel'],
       hidden_size: HIDDEN,
     }),
-    'tokenizer.json': JSON.stringify(tokenizerJson()),
+    'tokenizer.json': JSON.stringify(tokenizerJson(variant.unknownToModel)),
     'tokenizer_config.json': JSON.stringify({
       tokenizer_class: 'BertTokenizer',
       do_lower_case: true,
@@ -190,14 +247,19 @@ export function tinyModelFiles(): Record<string, string | Buffer> {
       unk_token: '[UNK]',
       cls_token: '[CLS]',
       sep_token: '[SEP]',
+      ...(variant.padLeft ? { padding_side: 'left' } : {}),
     }),
-    'onnx/model.onnx': tinyOnnxModel(),
+    'onnx/model.onnx': tinyOnnxModel(variant),
   };
 }
 
-/** Writes the tiny model into `folder`, leaving out the files in `omit`; returns `folder`. */
-export function writeTinyModel(folder: string, omit: readonly string[] = []): string {
-  for (const [file, content] of Object.entries(tinyModelFiles())) {
+/** Writes the tiny model (or a variant) into `folder`, leaving out the files in `omit`; returns `folder`. */
+export function writeTinyModel(
+  folder: string,
+  omit: readonly string[] = [],
+  variant: TinyModelVariant = {},
+): string {
+  for (const [file, content] of Object.entries(tinyModelFiles(variant))) {
     if (omit.includes(file)) continue;
     mkdirSync(join(folder, file, '..'), { recursive: true });
     writeFileSync(join(folder, file), content);
