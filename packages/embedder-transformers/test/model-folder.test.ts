@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MnemoError } from '@mnemo/core';
@@ -40,6 +40,27 @@ describe('a model folder that is missing or incomplete', () => {
     expect(error.message).toBe(
       `model folder ${join(process.cwd(), 'no-such-model')} does not exist; it should hold a sentence-embedding model exported to ONNX: ${EXPECTED}`,
     );
+  });
+
+  it('names the file of the chosen dtype when the folder is missing or not a folder', async () => {
+    const expected =
+      'config.json, tokenizer.json, tokenizer_config.json and onnx/model_quantized.onnx';
+    const missing = join(root, 'missing');
+    const absent = await failure(
+      createTransformersEmbedder({ modelPath: missing, dtype: 'q8' }).load(),
+    );
+    expect(absent.message).toBe(
+      `model folder ${missing} does not exist; it should hold a sentence-embedding model exported to ONNX: ${expected}`,
+    );
+    const file = join(root, 'model.onnx');
+    writeFileSync(file, 'x');
+    const notFolder = await failure(
+      createTransformersEmbedder({ modelPath: file, dtype: 'q8' }).load(),
+    );
+    expect(notFolder.message).toBe(
+      `model path ${file} is not a folder; it should be a folder holding ${expected}`,
+    );
+    expect(notFolder.details).toEqual({ modelPath: file });
   });
 
   it('is EMBEDDER_NOT_CONFIGURED when the path is a file', async () => {
@@ -109,13 +130,38 @@ describe('a model folder that is missing or incomplete', () => {
     );
   });
 
-  it('is EMBEDDER_NOT_CONFIGURED when config.json is not a JSON object', async () => {
+  it.each(['[1, 2]', 'null', '42', '"bert"'])(
+    'is EMBEDDER_NOT_CONFIGURED when config.json is %s, not a JSON object',
+    async (config) => {
+      writeTinyModel(root);
+      writeFileSync(join(root, 'config.json'), config);
+      const error = await failure(createTransformersEmbedder({ modelPath: root }).load());
+      expect(error.code).toBe('EMBEDDER_NOT_CONFIGURED');
+      expect(error.message).toBe(
+        `model folder ${root} has a config.json that is not a JSON object: not a JSON object`,
+      );
+      expect(error.details).toEqual({ modelPath: root });
+    },
+  );
+
+  it('is EMBEDDER_NOT_CONFIGURED, with the parse error as cause, when config.json is not JSON', async () => {
     writeTinyModel(root);
-    writeFileSync(join(root, 'config.json'), '[1, 2]');
+    writeFileSync(join(root, 'config.json'), '{');
+    const error = await failure(createTransformersEmbedder({ modelPath: root }).load());
+    expect(error.code).toBe('EMBEDDER_NOT_CONFIGURED');
+    expect(error.cause).toBeInstanceOf(SyntaxError);
+    expect(error.message).toBe(
+      `model folder ${root} has a config.json that is not a JSON object: ${(error.cause as SyntaxError).message}`,
+    );
+  });
+
+  it('counts a folder where a file should be as missing', async () => {
+    writeTinyModel(root, ['onnx/model.onnx']);
+    mkdirSync(join(root, 'onnx', 'model.onnx'), { recursive: true });
     const error = await failure(createTransformersEmbedder({ modelPath: root }).load());
     expect(error.code).toBe('EMBEDDER_NOT_CONFIGURED');
     expect(error.message).toBe(
-      `model folder ${root} has a config.json that is not a JSON object: not a JSON object`,
+      `model folder ${root} is missing onnx/model.onnx; it should hold ${EXPECTED}`,
     );
   });
 
@@ -137,4 +183,56 @@ describe('a model folder that is missing or incomplete', () => {
     expect(embedder.dimensions).toBe(4);
     await embedder.close();
   });
+});
+
+describe('the weights a folder loads', () => {
+  it('loads the file of the dtype option', async () => {
+    writeTinyModel(root);
+    renameSync(join(root, 'onnx', 'model.onnx'), join(root, 'onnx', 'model_quantized.onnx'));
+    const embedder = createTransformersEmbedder({ modelPath: root, dtype: 'q8' });
+    await embedder.load();
+    expect(embedder.dimensions).toBe(4);
+    await embedder.close();
+  });
+
+  it('loads the file of the dtype config.json names', async () => {
+    writeTinyModel(root);
+    renameSync(join(root, 'onnx', 'model.onnx'), join(root, 'onnx', 'model_quantized.onnx'));
+    writeFileSync(
+      join(root, 'config.json'),
+      JSON.stringify({ model_type: 'bert', 'transformers.js_config': { dtype: 'q8' } }),
+    );
+    const embedder = createTransformersEmbedder({ modelPath: root });
+    await embedder.load();
+    expect(embedder.dimensions).toBe(4);
+    await embedder.close();
+  });
+
+  it('prefers the dtype option to the one config.json names', async () => {
+    writeTinyModel(root);
+    writeFileSync(
+      join(root, 'config.json'),
+      JSON.stringify({ model_type: 'bert', 'transformers.js_config': { dtype: 'fp16' } }),
+    );
+    const embedder = createTransformersEmbedder({ modelPath: root, dtype: 'fp32' });
+    await embedder.load();
+    expect(embedder.dimensions).toBe(4);
+    await embedder.close();
+  });
+
+  it.each([['fp64'], ['toString'], [{ model: 'q8' }]])(
+    'loads fp32 when config.json names %j, which is not a dtype',
+    async (dtype) => {
+      writeTinyModel(root);
+      writeFileSync(
+        join(root, 'config.json'),
+        JSON.stringify({ model_type: 'bert', 'transformers.js_config': { dtype } }),
+      );
+      writeFileSync(join(root, 'onnx', 'model_quantized.onnx'), 'not the weights to load');
+      const embedder = createTransformersEmbedder({ modelPath: root });
+      await embedder.load();
+      expect(embedder.dimensions).toBe(4);
+      await embedder.close();
+    },
+  );
 });
