@@ -6,8 +6,16 @@ import type { Extractor } from '../src/extractor.js';
 import { createTransformersEmbedder } from '../src/index.js';
 import { writeTinyModel } from './tiny-model.js';
 
-// Wraps the real loader to count loads and the size of every inference batch.
-const loads = vi.hoisted(() => ({ count: 0, batches: [] as number[] }));
+// Wraps the real loader to count loads, the size of every inference batch, the
+// runs in flight and the sessions released, and to let a test act while a run is on.
+const loads = vi.hoisted(() => ({
+  count: 0,
+  batches: [] as number[],
+  events: [] as string[],
+  running: 0,
+  mostRunning: 0,
+  onRun: undefined as (() => void) | undefined,
+}));
 vi.mock('../src/extractor.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../src/extractor.js')>();
   return {
@@ -15,15 +23,35 @@ vi.mock('../src/extractor.js', async (importOriginal) => {
     loadExtractor: async (...args: Parameters<typeof original.loadExtractor>) => {
       loads.count += 1;
       const extractor = await original.loadExtractor(...args);
-      const counted = ((texts, options) => {
+      const counted = (async (texts, options) => {
         loads.batches.push(texts.length);
-        return extractor(texts, options);
+        loads.events.push(`run ${texts.length}`);
+        loads.running += 1;
+        loads.mostRunning = Math.max(loads.mostRunning, loads.running);
+        loads.onRun?.();
+        try {
+          return await extractor(texts, options);
+        } finally {
+          loads.running -= 1;
+          loads.events.push(`done ${texts.length}`);
+        }
       }) as Extractor;
-      counted.dispose = () => extractor.dispose();
+      counted.dispose = async () => {
+        loads.events.push('dispose');
+        await extractor.dispose();
+      };
       return counted;
     },
   };
 });
+
+function reset(): void {
+  loads.count = 0;
+  loads.batches = [];
+  loads.events = [];
+  loads.mostRunning = 0;
+  loads.onRun = undefined;
+}
 
 let root: string;
 beforeAll(() => {
@@ -42,8 +70,7 @@ describe('loading', () => {
   });
 
   it('loads once for concurrent first calls, and sends batches of maxBatchSize', async () => {
-    loads.count = 0;
-    loads.batches = [];
+    reset();
     const embedder = createTransformersEmbedder({
       modelPath: writeTinyModel(join(root, 'shared')),
       maxBatchSize: 3,
@@ -83,6 +110,76 @@ describe('loading', () => {
     } finally {
       env.fetch = libraryFetch;
       vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe('running and closing', () => {
+  it('runs one batch at a time, whoever calls', async () => {
+    const embedder = createTransformersEmbedder({
+      modelPath: writeTinyModel(join(root, 'serial')),
+      maxBatchSize: 1,
+    });
+    await embedder.load();
+    reset();
+    const results = await Promise.all([
+      embedder.embed(['cat', 'dog']),
+      embedder.embed(['tea']),
+      embedder.embed(['rain', 'sql']),
+    ]);
+    expect(results.map((vectors) => vectors.length)).toEqual([2, 1, 2]);
+    expect(loads.batches).toEqual([1, 1, 1, 1, 1]);
+    expect(loads.mostRunning).toBe(1);
+    await embedder.close();
+  });
+
+  it('closes once: waits for the running batch, releases the session, and fails the batches left', async () => {
+    const modelPath = writeTinyModel(join(root, 'closing'));
+    const embedder = createTransformersEmbedder({ modelPath, maxBatchSize: 1 });
+    await embedder.load();
+    reset();
+    const started = new Promise<void>((resolve) => {
+      loads.onRun = resolve;
+    });
+    const embedding = embedder.embed(['cat', 'dog', 'tea']);
+    await started;
+    await Promise.all([embedder.close(), embedder.close()]);
+    await embedder.close();
+    await expect(embedding).rejects.toMatchObject({
+      code: 'EMBEDDER_FAILED',
+      message: `the embedder for ${modelPath} is closed`,
+    });
+    expect(loads.events).toEqual(['run 1', 'done 1', 'dispose']);
+  });
+
+  it('releases the session of a load that fails its probe', async () => {
+    const embedder = createTransformersEmbedder({
+      modelPath: writeTinyModel(join(root, 'mismatch')),
+      dimensions: 384,
+    });
+    reset();
+    await expect(embedder.load()).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
+    expect(loads.events).toEqual(['run 1', 'done 1', 'dispose']);
+    await embedder.close();
+    expect(loads.events).toEqual(['run 1', 'done 1', 'dispose']);
+  });
+
+  it('sets the process-wide transformers.js env to local models only', async () => {
+    const { env } = await import('@huggingface/transformers');
+    const before = { remote: env.allowRemoteModels, local: env.allowLocalModels };
+    env.allowRemoteModels = true;
+    env.allowLocalModels = false;
+    try {
+      const embedder = createTransformersEmbedder({
+        modelPath: writeTinyModel(join(root, 'env')),
+      });
+      await embedder.load();
+      expect(env.allowRemoteModels).toBe(false);
+      expect(env.allowLocalModels).toBe(true);
+      await embedder.close();
+    } finally {
+      env.allowRemoteModels = before.remote;
+      env.allowLocalModels = before.local;
     }
   });
 });
