@@ -36,7 +36,6 @@ export async function infer(
       pooling: options.pooling,
       normalize: options.normalize,
     });
-    if (output.type !== 'float32') output = output.to('float32');
   } catch (error) {
     throw new MnemoError(
       'EMBEDDER_FAILED',
