@@ -116,6 +116,30 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
     });
   });
 
+  it('reads the token vectors of a model whose output is token_embeddings', async () => {
+    const renamed = writeTinyModel(join(root, 'token-embeddings'), [], {
+      output: 'token_embeddings',
+    });
+    await withEmbedder({ modelPath: renamed }, async (embedder) => {
+      expectVectors(await embedder.embed(['cat dog']), [reference('cat dog')]);
+    });
+  });
+
+  it("truncates a text to the tokenizer's model_max_length of 128 tokens", async () => {
+    const cats = Array.from({ length: 130 }, () => 'cat').join(' ');
+    const tail = (word: string) => Array.from({ length: 20 }, () => word).join(' ');
+    await withEmbedder({}, async (embedder) => {
+      const [alone, sql, rain] = await embedder.embed([
+        cats,
+        `${cats} ${tail('sql')}`,
+        `${cats} ${tail('rain')}`,
+      ]);
+      // what follows the 128th token changes nothing
+      expect(sql).toEqual(alone);
+      expect(rain).toEqual(alone);
+    });
+  });
+
   it('splits large calls into batches of maxBatchSize and keeps the order', async () => {
     const texts = ['cat', 'sql', 'snow', 'bread', 'kitten pet', 'unknown words only', 'tea'];
     await withEmbedder({ maxBatchSize: 2 }, async (embedder) => {

@@ -106,6 +106,8 @@ export interface TinyModelVariant {
   readonly unknownToModel?: string;
   /** Pad a batch's shorter texts on the left, as decoder-style embedding models do. */
   readonly padLeft?: boolean;
+  /** Name of the graph's output, `last_hidden_state` by default (some exports say `token_embeddings`). */
+  readonly output?: string;
 }
 
 /** The IEEE half-precision bits of `value` (normal numbers and 0 only, enough for the table). */
@@ -136,7 +138,8 @@ export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
     bytes(9, table),
   );
   const axis = message(5, bytes(1, 'axis'), int(3, 0), int(20, 2)); // AttributeProto INT
-  const lookup = variant.transposed ? 'rows' : 'last_hidden_state';
+  const outputName = variant.output ?? 'last_hidden_state';
+  const lookup = variant.transposed ? 'rows' : outputName;
   const gather = message(
     1,
     bytes(1, 'embeddings'),
@@ -158,7 +161,7 @@ export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
         message(
           1,
           bytes(1, 'rows'),
-          bytes(2, 'last_hidden_state'),
+          bytes(2, outputName),
           bytes(3, 'swap'),
           bytes(4, 'Transpose'),
           perm,
@@ -173,7 +176,7 @@ export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
     initializer,
     valueInfo(11, 'input_ids', INT64, ['batch', 'sequence']),
     valueInfo(11, 'attention_mask', INT64, ['batch', 'sequence']),
-    valueInfo(12, 'last_hidden_state', type, output),
+    valueInfo(12, outputName, type, output),
   ]);
   // ir_version 8, producer, graph, opset 17 of the default domain
   return Buffer.concat([
