@@ -20,12 +20,14 @@ export async function chunkHashes(
 }
 
 const LOOKUP_BATCH = 10_000;
+/** Blank as record ids count it: only White_Space (U+0085 included, which `trim()` keeps) and the BOM. */
+const BLANK = /^[\p{White_Space}\uFEFF]*$/u;
 const NOT_IN_IDS =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it finds
   /[\u0000-\u001F\u007F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function couldBeRecordId(id: string): boolean {
-  return id.length <= 256 && id.trim().length > 0 && !NOT_IN_IDS.test(id);
+  return id.length <= 256 && !BLANK.test(id) && !NOT_IN_IDS.test(id);
 }
 
 /**

@@ -243,6 +243,24 @@ describe('rememberPlan and recallPlan', () => {
     expect(MnemoError.isInstance(error) && error.code).toBe('INVALID_INPUT');
   });
 
+  it('records a null hash for chunk ids that cannot name a record, and never checks them', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    // Blank (U+0085 too, which trim() keeps), too long, with a control character.
+    const chunkIds = ['', ' ', '\u0085', ' \u0085\u3000', 'x'.repeat(257), 'line\nbreak'];
+    const stored = await rememberPlan(agent, { ...PASSWORD_PLAN, chunkIds });
+    expect((await agent.get(stored.id as string)).metadata[PLAN_METADATA_KEY]).toMatchObject({
+      chunk_ids: chunkIds,
+      chunk_hashes: [null, null, null, null, null, null],
+    });
+    const replay = await recallPlan(agent, { query: PASSWORD_PLAN.query });
+    expect([replay.plan?.id, replay.plan?.chunkIds, replay.stale]).toEqual([
+      stored.id,
+      chunkIds,
+      0,
+    ]);
+  });
+
   it('rejects thresholds outside (0, 1] with INVALID_INPUT', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
