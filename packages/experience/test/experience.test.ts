@@ -1,4 +1,11 @@
-import { createEngine, MnemoError, PLAN_TAG } from '@mnemo/core';
+import {
+  contentHash,
+  createEngine,
+  type JsonObject,
+  MnemoError,
+  PLAN_TAG,
+  planAccess,
+} from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SIMILARITY_THRESHOLD,
@@ -116,6 +123,18 @@ describe('rememberPlan and recallPlan', () => {
       retired: 0,
     });
     expect((await rememberPlan(agent, { ...PASSWORD_PLAN, outcomeScore: 0.5 })).stored).toBe(true);
+  });
+
+  it('does not cache a plan whose query has no signature tokens', async () => {
+    const { engine, store } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    expect(await rememberPlan(agent, { ...PASSWORD_PLAN, query: 'to be or no' })).toEqual({
+      id: null,
+      signature: [],
+      stored: false,
+      reason: 'empty_signature',
+    });
+    expect(await store.readAudit({ limit: 10 })).toEqual([]);
   });
 
   it('is off by default: rememberPlan is EXPERIENCE_DISABLED, recallPlan misses without looking', async () => {
@@ -243,6 +262,45 @@ describe('rememberPlan and recallPlan', () => {
     expect(MnemoError.isInstance(error) && error.code).toBe('INVALID_INPUT');
   });
 
+  it('skips a tagged record whose plan payload is malformed', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const access = planAccess(agent);
+    const tokens = ['how', 'password', 'reset'];
+    const valid = {
+      query: PASSWORD_PLAN.query,
+      signature_tokens: tokens,
+      steps: ['forged'],
+      chunk_ids: [],
+      outcome_score: 0.9,
+    };
+    const malformed: JsonObject[] = [
+      { ...valid, query: 42 },
+      { ...valid, steps: 'forged' },
+      { ...valid, steps: [1] },
+      { ...valid, chunk_ids: 'chunk-1' },
+      { ...valid, chunk_ids: [null] },
+      { ...valid, outcome_score: '0.9' },
+      { ...valid, chunk_hashes: [null] },
+      { ...valid, chunk_ids: ['chunk-1'], chunk_hashes: [7] },
+      { ...valid, chunk_ids: ['chunk-1'], chunk_hashes: 'x' },
+    ];
+    for (const [index, payload] of malformed.entries()) {
+      await access.writePlan({ query: `${PASSWORD_PLAN.query} ${index}`, tokens, payload });
+    }
+    await access.writePlan({
+      query: PASSWORD_PLAN.query,
+      tokens,
+      payload: ['not', 'an', 'object'] as never,
+    });
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
+      plan: null,
+      candidatesConsidered: 10,
+      stale: 0,
+      retired: 0,
+    });
+  });
+
   it('records a null hash for chunk ids that cannot name a record, and never checks them', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
@@ -259,6 +317,25 @@ describe('rememberPlan and recallPlan', () => {
       chunkIds,
       0,
     ]);
+  });
+
+  it('checks a chunk whose id is as long as a record id may be', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const { id } = await agent.remember({ content: 'Open Settings, then Security.' });
+    const long = { ...(await agent.get(id)), id: 'a'.repeat(256) };
+    await engine.importRecords([
+      { record: { ...long, contentHash: contentHash(long) }, grants: [] },
+    ]);
+    const stored = await rememberPlan(agent, { ...PASSWORD_PLAN, chunkIds: [long.id] });
+    expect((await agent.get(stored.id as string)).metadata[PLAN_METADATA_KEY]).toMatchObject({
+      chunk_hashes: [contentHash(long)],
+    });
+    await agent.forget({ ids: [long.id] });
+    expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toMatchObject({
+      plan: null,
+      stale: 1,
+    });
   });
 
   it('rejects thresholds outside (0, 1] with INVALID_INPUT', async () => {
@@ -375,12 +452,44 @@ describe('rememberPlan and recallPlan', () => {
     expect([loose.plan?.id, loose.plan?.similarity]).toEqual([partial.id, 0.75]);
   });
 
+  it('finds a plan exactly at the largest size the threshold allows, where 7 / 0.28 rounds below 25', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const query = 'alpha bravo charlie delta echo foxtrot golf';
+    const extra = Array.from({ length: 18 }, (_, i) => `extra${i}`);
+    const stored = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: `${query} ${extra.join(' ')}`,
+    });
+    expect([stored.signature.length, 7 / 0.28 < 25]).toEqual([25, true]);
+    const result = await recallPlan(agent, { query, similarityThreshold: 0.28 });
+    expect([result.plan?.id, result.plan?.similarity, result.candidatesConsidered]).toEqual([
+      stored.id,
+      0.28,
+      1,
+    ]);
+  });
+
+  it('of two plans cached at the same instant, replays the later one', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const first = await rememberPlan(agent, { ...PASSWORD_PLAN, steps: ['first'] });
+    const second = await rememberPlan(agent, { ...PASSWORD_PLAN, steps: ['second'] });
+    const result = await recallPlan(agent, { query: PASSWORD_PLAN.query });
+    expect([first.id, second.id, result.plan?.id, result.plan?.steps]).toEqual([
+      'id-000001',
+      'id-000003',
+      'id-000003',
+      ['second'],
+    ]);
+  });
+
   it('audits every replay, hit or miss (unless read auditing is off)', async () => {
     const { engine, store } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
     const { id } = await rememberPlan(agent, PASSWORD_PLAN);
     await recallPlan(agent, { query: PASSWORD_PLAN.query });
-    await recallPlan(agent, { query: 'capital of france' });
+    await recallPlan(agent, { query: 'capital of france', similarityThreshold: 0.5 });
     await recallPlan(engine.with({ readAuditing: false }).as('agent-a'), {
       query: PASSWORD_PLAN.query,
     });
@@ -405,7 +514,7 @@ describe('rememberPlan and recallPlan', () => {
           candidatesConsidered: 0,
           stale: 0,
           retired: 0,
-          threshold: 0.7,
+          threshold: 0.5,
         },
       ],
     ]);

@@ -65,6 +65,25 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
     ]);
   });
 
+  it('returns a plan with the score it was cached with beside its running outcome, replays and failures', async () => {
+    const { agent, planId, fallbackId, two } = await setUp(kind);
+    await agent.forget({ ids: [planId] });
+    await reportPlanOutcome(agent, { planId: fallbackId, outcomeScore: 0 });
+    await reportPlanOutcome(agent, { planId: fallbackId, outcomeScore: 1 });
+    expect((await ask(agent)).plan).toEqual({
+      id: fallbackId,
+      query: 'reset my password how',
+      steps: ['fallback'],
+      chunkIds: [two.id],
+      outcomeScore: 0.8,
+      similarity: 1,
+      // 0.5·0 + 0.5·0.8 = 0.4, then 0.5·1 + 0.5·0.4.
+      runningOutcome: 0.7,
+      replays: 2,
+      failures: 1,
+    });
+  });
+
   it('keeps a running outcome; a plan whose running outcome falls below 0.5 is not replayed', async () => {
     const { agent, planId, fallbackId, store } = await setUp(kind);
     expect((await ask(agent)).plan?.id).toBe(planId);
@@ -202,6 +221,39 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
     });
     const legacyHit = await recallPlan(agent, { query: 'legacy upgrade runbook' });
     expect([legacyHit.plan?.id ?? null, legacyHit.stale]).toEqual([null, 1]);
+    // One whose chunks are all visible is replayed, the changed one included: without hashes
+    // there is nothing to compare its content with.
+    const legacy = await planAccess(agent).writePlan({
+      query: 'legacy rollback runbook',
+      tokens: ['legacy', 'rollback', 'runbook'],
+      payload: {
+        query: 'legacy rollback runbook',
+        signature_tokens: ['legacy', 'rollback', 'runbook'],
+        steps,
+        chunk_ids: [one.id, two.id],
+        outcome_score: 0.9,
+      },
+    });
+    const legacyReplay = await recallPlan(agent, { query: 'legacy rollback runbook' });
+    expect([legacyReplay.plan?.id, legacyReplay.stale]).toEqual([legacy.id, 0]);
+  });
+
+  it('never checks a chunk the caller could not see when the plan was cached, even once it can', async () => {
+    const { engine, agent } = await setUp(kind);
+    const b = engine.as('agent-b');
+    const theirs = await b.remember({ content: 'their escalation notes', scope: 'shared' });
+    const plan = await rememberPlan(agent, {
+      query: 'escalate a billing ticket',
+      steps,
+      chunkIds: [theirs.id],
+      outcomeScore: 0.9,
+    });
+    const payload = (await agent.get(plan.id as string)).metadata.experience_plan;
+    expect(payload).toMatchObject({ chunk_ids: [theirs.id], chunk_hashes: [null] });
+    await b.share({ recordId: theirs.id, with: ['agent-a'] });
+    expect((await agent.get(theirs.id)).id).toBe(theirs.id);
+    const replay = await recallPlan(agent, { query: 'escalate billing ticket' });
+    expect([replay.plan?.id, replay.stale]).toEqual([plan.id, 0]);
   });
 
   it('audits every replay, hit or miss, with its stale and retired counts', async () => {
