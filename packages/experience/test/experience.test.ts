@@ -364,6 +364,24 @@ describe('rememberPlan and recallPlan', () => {
     });
   });
 
+  it('rejects a query that could not be a plan query with INVALID_INPUT, auditing nothing', async () => {
+    const { engine, store } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    for (const query of [
+      '  ',
+      '\u0085',
+      'reset\u0000password',
+      'lone \ud800',
+      'x'.repeat(2 ** 20 + 1),
+    ]) {
+      await expect(recallPlan(agent, { query })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'query' },
+      });
+    }
+    expect(await store.readAudit({ limit: 10 })).toEqual([]);
+  });
+
   it('rejects malformed plan input with INVALID_INPUT and writes nothing', async () => {
     const { engine, store } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
@@ -552,5 +570,17 @@ describe('rememberPlan and recallPlan', () => {
     expect(result.candidatesConsidered).toBe(2001);
     const variant = await recallPlan(agent, { query: 'variant1999 reset password how' });
     expect([variant.plan?.steps, variant.plan?.similarity]).toEqual([['s1999'], 1]);
+    // The best plan, cached last, is found behind the 2,001 others sharing the probed token.
+    const last = await rememberPlan(agent, {
+      ...PASSWORD_PLAN,
+      query: 'reset password: how?',
+      outcomeScore: 0.95,
+    });
+    const best = await recallPlan(agent, { query: 'Password reset — how to?' });
+    expect([best.plan?.id, best.plan?.runningOutcome, best.candidatesConsidered]).toEqual([
+      last.id,
+      0.95,
+      2002,
+    ]);
   }, 240_000);
 });
