@@ -103,6 +103,52 @@ describe('signatureTokens(query, strategy)', () => {
     );
   });
 
+  it('slots times (and "pm"), ordinals, number words, months and days, but not "may"', () => {
+    expect(strip(enriched('wake me at 7am'))).toEqual(['#time', 'wake']);
+    expect(enriched('wake me at 10pm')).toEqual(enriched('wake me at 7am'));
+    expect(strip(enriched('wake me at 7 pm'))).toEqual(['#num', '#time', 'wake']);
+    expect(strip(enriched('the 22nd of june'))).toEqual(['#month', '#ordinal']);
+    expect(strip(enriched('twenty on tuesday, tonight or this weekend'))).toEqual(['#day', '#num']);
+    expect(strip(enriched('may i'))).toEqual(['i', 'mai']);
+  });
+
+  it('expands contractions and drops other clitics, typographic apostrophes too', () => {
+    expect(strip(enriched("i won't pay"))).toEqual(['i', '¬', '¬pai']);
+    expect(enriched("i won't pay")).toEqual(enriched('i will not pay'));
+    expect(enriched("you can't stop")).toEqual(enriched('you can not stop'));
+    expect(strip(enriched("it's the user's order"))).toEqual(['order', 'user']);
+    expect(enriched('it\u2019s the user\u02bcs order')).toEqual(enriched("it's the user's order"));
+  });
+
+  it('ends negation at the clause, "but" included, and knows every negation word', () => {
+    expect(strip(enriched("don't cancel my order but renew it"))).toEqual([
+      'renew',
+      '¬',
+      '¬cancel',
+      '¬my',
+      '¬order',
+    ]);
+    expect(strip(enriched('nor renew, cannot cancel, without fees'))).toEqual([
+      '¬',
+      '¬cancel',
+      '¬fee',
+      '¬renew',
+    ]);
+  });
+
+  it('gives "into" a direction on its own, but "to" only after "from"', () => {
+    expect(strip(enriched('copy it into my notes to share'))).toEqual([
+      'copi',
+      'my',
+      'share',
+      'to:note',
+    ]);
+  });
+
+  it('applies NFKC before anything else', () => {
+    expect(enriched('ＲＥＳＥＴ ｐａｓｓｗｏｒｄ')).toEqual(enriched('reset password'));
+  });
+
   it('rejects an unknown strategy, or a query that is not a string, with INVALID_INPUT', () => {
     expect(() => signatureTokens('x', 'fancy' as never)).toThrow(
       expect.objectContaining({ code: 'INVALID_INPUT' }),
