@@ -425,6 +425,27 @@ describe('rememberPlan and recallPlan', () => {
     expect(fits.stored).toBe(true);
   });
 
+  it('names the offending field: a hole, or more than 256 steps or 1,000 chunk ids', async () => {
+    const { engine } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    const holey = new Array<string>(2);
+    holey[0] = 'open the settings';
+    const many = (count: number) => Array.from({ length: count }, (_, i) => `c${i}`);
+    for (const [input, field] of [
+      [{ ...PASSWORD_PLAN, steps: holey }, 'steps[1]'],
+      [{ ...PASSWORD_PLAN, chunkIds: holey }, 'chunkIds[1]'],
+      [{ ...PASSWORD_PLAN, steps: many(257) }, 'steps'],
+      [{ ...PASSWORD_PLAN, chunkIds: many(1001) }, 'chunkIds'],
+    ] as const) {
+      await expect(rememberPlan(agent, input)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field },
+      });
+    }
+    const most = await rememberPlan(agent, { ...PASSWORD_PLAN, steps: many(256) });
+    expect(most.stored).toBe(true);
+  });
+
   it('picks the highest similarity, then the higher outcome, then the newer plan', async () => {
     const { engine, clock } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
