@@ -123,6 +123,16 @@ export function validateLabel(field: string, value: unknown, maxLength: number):
   return value;
 }
 
+/** Whether `validateLabel` takes `value` (without the error it would throw). */
+export function isLabel(value: unknown, maxLength: number): value is string {
+  try {
+    validateLabel('value', value, maxLength);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function validateEnum<T extends string>(field: string, value: unknown, allowed: readonly T[]): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw invalidInput(field, `must be one of ${allowed.join(', ')}`);

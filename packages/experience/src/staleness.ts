@@ -9,8 +9,7 @@ export async function chunkHashes(
   access: PlanAccess,
   chunkIds: readonly string[],
 ): Promise<(string | null)[]> {
-  // Only strings that could be record ids are looked up (getMany rejects the others).
-  const ids = [...new Set(chunkIds.filter(couldBeRecordId))];
+  const ids = [...new Set(chunkIds)];
   const hashes = new Map<string, string>();
   for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
     for (const record of await access.getMany(ids.slice(start, start + LOOKUP_BATCH)))
@@ -20,15 +19,6 @@ export async function chunkHashes(
 }
 
 const LOOKUP_BATCH = 10_000;
-/** Blank as record ids count it: only White_Space (U+0085 included, which `trim()` keeps) and the BOM. */
-const BLANK = /^[\p{White_Space}\uFEFF]*$/u;
-const NOT_IN_IDS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it finds
-  /[\u0000-\u001F\u007F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function couldBeRecordId(id: string): boolean {
-  return id.length <= 256 && !BLANK.test(id) && !NOT_IN_IDS.test(id);
-}
 
 /**
  * Whether a plan's chunks changed since it was cached, as seen by `access`'s caller:

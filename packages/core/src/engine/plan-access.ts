@@ -11,6 +11,7 @@ import {
   type Scope,
 } from '../records.js';
 import {
+  isLabel,
   validateArray,
   validateContent,
   validateLabel,
@@ -42,7 +43,12 @@ export interface PlanAccess {
    * still run once close has been called. Use one access per `run`.
    */
   run<T>(work: () => Promise<T>): Promise<T>;
-  /** `handle.getMany(ids)`: the records among `ids` the caller may see, in order. */
+  /**
+   * `handle.getMany(ids)`: the records among `ids` the caller may see, in
+   * order. An id no record can have (blank, with control characters, longer
+   * than 256) is left out like a missing one, not `INVALID_INPUT`: plans may
+   * name chunks of other systems.
+   */
   getMany(ids: readonly string[]): Promise<MemoryRecord[]>;
   /** True when the engine was created with experience memory on. */
   readonly enabled: boolean;
@@ -163,7 +169,13 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
           runs -= 1;
         }
       }),
-    getMany: (ids) => call(() => getVisible(handle, ids)),
+    getMany: (ids) =>
+      call(() =>
+        getVisible(
+          handle,
+          validateArray('ids', ids, 10_000).filter((id) => isLabel(id, 256)),
+        ),
+      ),
     enabled: context.experienceMemory,
     signatureStrategy: context.experienceSignature,
     validateQuery: (query) => validateContent('query', query, context.limits),
