@@ -70,6 +70,9 @@ describe('parseDemoArgs', () => {
     [['--threshold', ''], "--threshold must be a number in (0, 1], got ''"],
     [['--agent', 'a b'], "--agent must be 1-256 characters of A-Z a-z 0-9 . _ -, got 'a b'"],
     [['--db', ''], '--db must not be empty'],
+    [['--db', '  '], '--db must not be empty'],
+    [['--corpus', ' '], '--corpus must not be empty'],
+    [['--queries', ''], '--queries must not be empty'],
   ])('rejects %j with a UsageError', (argv, message) => {
     expect(() => parseDemoArgs(argv)).toThrow(UsageError);
     expect(() => parseDemoArgs(argv)).toThrow(message);
@@ -169,6 +172,15 @@ describe('--store', () => {
     expect(() => parseDemoArgs(argv)).toThrow(message);
   });
 
+  it('accepts a schema name of 63 characters, the most PostgreSQL allows', () => {
+    const name = `s${'0'.repeat(62)}`;
+    expect(store('--store', `postgres:${url}`, '--pg-schema', name)).toEqual({
+      kind: 'postgres',
+      url,
+      schema: name,
+    });
+  });
+
   it('never repeats a password in its errors', () => {
     for (const spec of ['postgres:postgres://u:s3cret-pw@h:99999/db', 'postgres://u:s3cret-pw@h']) {
       expect(() => parseStoreSpec(spec)).toThrow(UsageError);
@@ -186,6 +198,8 @@ describe('--store', () => {
       'PostgreSQL postgres://user:***@127.0.0.1:5432/db, schema demo',
     );
     expect(describeStore({ kind: 'duckdb', path: ':memory:' })).toBe('DuckDB :memory:');
+    // Something that is not a URL at all is masked whole.
+    expect(maskUrl('postgres//user:pw@h/db')).toBe('***');
   });
 
   it('masks the password in messages', () => {
@@ -194,6 +208,18 @@ describe('--store', () => {
       redactSecrets('bad postgres://user:p%40ss-word@h/db, p@ss-word, p%40ss-word', spec),
     ).toBe('bad postgres://user:***@h/db, ***, ***');
     expect(redactSecrets('p@ss-word', { kind: 'duckdb', path: 'p@ss-word' })).toBe('p@ss-word');
+  });
+
+  it('masks passwords of four characters or more wherever they occur, shorter ones only in the URL', () => {
+    const four = parseStoreSpec('postgres:postgres://user:k3y!@h/db');
+    expect(redactSecrets('user k3y! at postgres://user:k3y!@h/db', four)).toBe(
+      'user *** at postgres://user:***@h/db',
+    );
+    // 'pw' would mask parts of ordinary words: only the URL is masked.
+    const short = parseStoreSpec('postgres:postgres://user:pw@h/db');
+    expect(redactSecrets('pwd: postgres://user:pw@h/db failed', short)).toBe(
+      'pwd: postgres://user:***@h/db failed',
+    );
   });
 });
 
