@@ -49,6 +49,28 @@ describe('chunkMarkdown', () => {
     expect(chunks.every((chunk) => chunk.text.length <= MAX_CHUNK_CHARS)).toBe(true);
   });
 
+  it('keeps a section of exactly MAX_CHUNK_CHARS (1,200) whole and splits one a character longer', () => {
+    const first = 'a'.repeat(600);
+    // 'H', a blank line, two paragraphs and the blank line between them: 3 + 600 + 2 + 595.
+    expect(
+      chunkMarkdown('x.md', `# H\n\n${first}\n\n${'b'.repeat(595)}`).map((c) => c.text.length),
+    ).toEqual([1200]);
+    expect(
+      chunkMarkdown('x.md', `# H\n\n${first}\n\n${'b'.repeat(596)}`).map((c) => c.text.length),
+    ).toEqual([603, 599]);
+  });
+
+  it('gives the body at least half of the chunk however long the heading path', () => {
+    const heading = 'Thirty characters of a heading';
+    expect(heading).toHaveLength(30);
+    // 40 - 30 - 2 would leave 8 characters for the body: it gets 20.
+    expect(
+      chunkMarkdown('x.md', `# ${heading}\n\none two three four five six seven eight`, 40).map(
+        (chunk) => chunk.text,
+      ),
+    ).toEqual([`${heading}\n\none two three four`, `${heading}\n\nfive six seven eight`]);
+  });
+
   it('pops the heading path back to the level of each new heading and reads CRLF files', () => {
     const markdown = '# A\r\n## B\r\nb\r\n### C\r\nc\r\n## D\r\nd\r\n# E ##\r\ne\r\n';
     expect(chunkMarkdown('x.md', markdown).map((chunk) => chunk.text)).toEqual([
@@ -63,6 +85,29 @@ describe('chunkMarkdown', () => {
     const markdown = '# Top\n#tag is text\n~~~\n## fenced\n~~~\n';
     expect(chunkMarkdown('x.md', markdown)).toEqual([
       { source: 'x.md', heading: 'Top', text: 'Top\n\n#tag is text\n~~~\n## fenced\n~~~' },
+    ]);
+  });
+
+  it('takes only ATX headings of one to six #, indented at most three spaces', () => {
+    const markdown = '# Top\n    # indented code\n####### seven\n   ### Sub\nbody\n';
+    expect(chunkMarkdown('x.md', markdown).map((chunk) => chunk.text)).toEqual([
+      'Top\n\n    # indented code\n####### seven',
+      'Top > Sub\n\nbody',
+    ]);
+  });
+
+  it('closes a fence only with a bare run of its own character, at least as long', () => {
+    const fenced = (inner: string) =>
+      chunkMarkdown('x.md', `# F\n\n\`\`\`\`\n${inner}\n\n# inside\n\`\`\`\`\n\nafter`).map(
+        (chunk) => chunk.text,
+      );
+    for (const inner of ['~~~~', '```', '````js']) {
+      expect(fenced(inner)).toEqual([`F\n\n\`\`\`\`\n${inner}\n\n# inside\n\`\`\`\`\n\nafter`]);
+    }
+    // Two backticks open no fence: the heading after them counts.
+    expect(chunkMarkdown('x.md', '# F\n\n``\n\n# G\n\ng').map((chunk) => chunk.text)).toEqual([
+      'F\n\n``',
+      'G\n\ng',
     ]);
   });
 
@@ -94,6 +139,15 @@ describe('paragraphs', () => {
     const text = 'a\n\n```\nb\n\nc\n```\n\nd  ';
     expect(splitParagraphs(text, { fences: true })).toEqual(['a', '```\nb\n\nc\n```', 'd']);
     expect(splitParagraphs(text, { fences: false })).toEqual(['a', '```\nb', 'c\n```', 'd']);
+  });
+
+  it('fills a piece up to the budget exactly, counting the separators', () => {
+    // Paragraphs are joined by a blank line (2 characters), lines of a long paragraph by 1.
+    expect(packParagraphs(['abc', 'de'], 7)).toEqual(['abc\n\nde']);
+    expect(packParagraphs(['abc', 'de'], 6)).toEqual(['abc', 'de']);
+    expect(packParagraphs(['ab\ncd\nef'], 5)).toEqual(['ab\ncd', 'ef']);
+    // A line is cut at the last space within the budget, even one right at it.
+    expect(packParagraphs(['ab cd efgh'], 5)).toEqual(['ab cd', 'efgh']);
   });
 
   it('cuts a word longer than the budget as a last resort', () => {
