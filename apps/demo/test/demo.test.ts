@@ -1,6 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createEngine } from '@mnemo/core';
 import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,10 +20,10 @@ import {
   runAgentLoop,
 } from '../src/agent-loop.js';
 import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from '../src/corpus.js';
-import { openEngine } from '../src/database.js';
+import { openEngine, resetDatabaseFile } from '../src/database.js';
 import { runDemo } from '../src/demo.js';
 import { ingestChunks } from '../src/ingest.js';
-import { silentProgress } from '../src/progress.js';
+import { type Progress, silentProgress } from '../src/progress.js';
 import { parseQuestions } from '../src/questions.js';
 import { UsageError } from '../src/usage-error.js';
 import {
@@ -55,6 +64,24 @@ describe('loadCorpusFolder', () => {
   });
 });
 
+describe('loadCorpusFolder, in folders it skips', () => {
+  it('skips hidden folders and node_modules', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'mnemo-demo-corpus-'));
+    try {
+      for (const path of ['a.md', '.hidden/b.md', 'node_modules/pkg/README.md', 'sub/c.txt']) {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), `text of ${path}`);
+      }
+      expect((await loadCorpusFolder(root)).map((file) => file.path)).toEqual([
+        'a.md',
+        'sub/c.txt',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('loadDefaultCorpus', () => {
   it('reads the shipped documents and the READMEs that exist, with paths from the repository root', async () => {
     const paths = (await loadDefaultCorpus()).map((file) => file.path);
@@ -75,6 +102,58 @@ describe('loadDefaultCorpus', () => {
         /^(README\.md|packages\/[^/]+\/README\.md|apps\/demo\/.*\.md)$/.test(path),
       ),
     ).toBe(true);
+    // The root README and every package README there is.
+    const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+    const packageReadmes = readdirSync(join(repoRoot, 'packages'))
+      .filter((name) => existsSync(join(repoRoot, 'packages', name, 'README.md')))
+      .map((name) => `packages/${name}/README.md`)
+      .sort();
+    expect(packageReadmes.length).toBeGreaterThan(0);
+    expect(paths.filter((path) => !path.startsWith('apps/demo/'))).toEqual([
+      'README.md',
+      ...packageReadmes,
+    ]);
+  });
+});
+
+describe('ingestChunks', () => {
+  it('remembers each chunk as a private semantic record tagged doc, ten chunks per batch', async () => {
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
+    try {
+      const handle = engine.as('reader');
+      const chunks = Array.from({ length: 23 }, (_, i) => ({
+        source: `notes/${i}.txt`,
+        heading: i % 2 === 0 ? '' : 'Odd',
+        text: `Chunk ${i} about topic${i}`,
+      }));
+      const lines: string[] = [];
+      const progress: Progress = {
+        update: (line) => lines.push(`update: ${line}`),
+        line: (line) => lines.push(`line: ${line}`),
+      };
+      expect(await ingestChunks(handle, chunks, progress)).toEqual({
+        chunks: 23,
+        deduplicated: 0,
+      });
+      expect(lines).toEqual([
+        'update: ingesting 23 chunks: 10/23',
+        'update: ingesting 23 chunks: 20/23',
+        'update: ingesting 23 chunks: 23/23',
+        'line: ingested 23 chunks (0 already stored)',
+      ]);
+      const { hits } = await handle.recall({ query: 'topic7', strategy: 'lexical', limit: 1 });
+      expect(hits.map((hit) => hit.record)).toEqual([
+        expect.objectContaining({
+          content: 'Chunk 7 about topic7',
+          memoryType: 'semantic',
+          scope: 'private',
+          tags: ['doc'],
+          metadata: { source: 'notes/7.txt', heading: 'Odd' },
+        }),
+      ]);
+    } finally {
+      await engine.close();
+    }
   });
 });
 
@@ -145,6 +224,7 @@ describe('runAgentLoop', () => {
       expect((await headings(sixth))[0]).toBe('');
 
       // What was cached is an ordinary plan: the step and the chunk ids.
+      expect(RETRIEVAL_STEP).toBe('recall:lexical:limit=5');
       const plan = await handle.get(first.planId as string);
       expect(plan.metadata.experience_plan).toMatchObject({
         steps: [RETRIEVAL_STEP],
@@ -196,6 +276,78 @@ describe('the plan lifecycle in the agent loop', () => {
   });
 });
 
+describe('replays at the edges', () => {
+  it('counts a replay scoring exactly the success threshold as right, and skips a plan whose chunk is gone', async () => {
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
+    try {
+      const handle = engine.as('agent');
+      await ingestChunks(
+        handle,
+        [
+          { source: 'a.md', heading: '', text: 'Alpha beta gamma.' },
+          { source: 'b.md', heading: '', text: 'Nothing in common here.' },
+        ],
+        silentProgress,
+      );
+      const [cached, replayed] = (await runAgentLoop(
+        handle,
+        // Similarity 3/6; the replayed chunk covers 3 of the 6 terms: (3/6 + 3/6) / 2.
+        ['Alpha beta gamma?', 'Alpha beta gamma omega epsilon zeta?'],
+        { similarityThreshold: 0.5 },
+      )) as [QuestionOutcome, ReplayOutcome];
+      expect([cached.path, cached.score, cached.chunkIds.length]).toEqual(['retrieval', 1, 1]);
+      expect([replayed.path, replayed.similarity, replayed.score]).toEqual(['replay', 0.5, 0.5]);
+      expect([replayed.wrong, replayed.runningOutcome, replayed.retired]).toEqual([
+        false,
+        0.75,
+        false,
+      ]);
+
+      await handle.forget({ ids: cached.chunkIds });
+      const [again] = await runAgentLoop(handle, ['Gamma, beta, alpha?'], {
+        similarityThreshold: 0.5,
+      });
+      expect(again).toMatchObject({
+        path: 'retrieval',
+        staleSkipped: 1,
+        retiredSkipped: 0,
+        planId: null,
+      });
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('resetDatabaseFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-demo-reset-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('deletes what a stopped run leaves: the .wal and the journal, even without the file', async () => {
+    const db = join(dir, 'leftovers.duckdb');
+    writeFileSync(`${db}.wal`, 'left by a stopped run');
+    writeFileSync(`${db}${JOURNAL_SUFFIX}`, 'left by a stopped run');
+    await resetDatabaseFile(db);
+    expect([existsSync(`${db}.wal`), existsSync(`${db}${JOURNAL_SUFFIX}`)]).toEqual([false, false]);
+  });
+
+  it('deletes an empty file, and refuses a folder', async () => {
+    const empty = join(dir, 'empty.duckdb');
+    writeFileSync(empty, '');
+    await resetDatabaseFile(empty);
+    expect(existsSync(empty)).toBe(false);
+
+    const folder = join(dir, 'folder.duckdb');
+    mkdirSync(folder);
+    const reset = resetDatabaseFile(folder);
+    await expect(reset).rejects.toThrow(UsageError);
+    await expect(reset).rejects.toThrow(
+      `the database ${folder} exists and is not a DuckDB database; refusing to overwrite it`,
+    );
+    expect(existsSync(folder)).toBe(true);
+  });
+});
+
 describe('runDemo', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-demo-run-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -244,6 +396,15 @@ describe('runDemo', () => {
       `the database ${precious} exists and is not a DuckDB database; refusing to overwrite it`,
     );
     expect(readFileSync(precious, 'utf8')).toBe('# my notes\n');
+  });
+
+  it('rejects a missing queries file before touching the database', async () => {
+    const db = join(dir, 'untouched-by-queries.duckdb');
+    const queriesFile = join(dir, 'no-such-queries.txt');
+    const run = runDemo({ ...options, queries: queriesFile, store: duckdb(db) });
+    await expect(run).rejects.toThrow(UsageError);
+    await expect(run).rejects.toThrow(`--queries: cannot read ${queriesFile}: no such file`);
+    expect(existsSync(db)).toBe(false);
   });
 
   it('rejects a corpus without text before touching the database', async () => {
