@@ -67,26 +67,34 @@ describePostgres('the demo program on PostgreSQL', () => {
     if (password.length >= 4) expect(stdout + stderr).not.toContain(password);
   });
 
-  it('exits 1 with one line on stderr, without a stack trace, for a wrong password', async () => {
-    const schema = uniqueSchema('demo_cli_badpw');
-    created.push(schema);
-    const url = withPassword(pgUrl(), 'wrong-password-for-the-demo');
-    const { code, stdout, stderr } = demo(
-      '--store',
-      `postgres:${url}`,
-      '--pg-schema',
-      schema,
-      '--corpus',
-      join(fixtures, 'garden'),
-    );
-    expect(code).toBe(1);
-    expect(stdout).toBe('');
-    expect(stderr).toBe(
-      `mnemo demo: store unavailable (PostgreSQL ${maskUrl(url)}, schema ${schema}): ` +
-        `connecting failed: password authentication failed for user "${decodeURIComponent(new URL(url).username)}"\n`,
-    );
-    expect(stderr).not.toContain('wrong-password-for-the-demo');
-    expect(stderr).not.toMatch(/\n\s+at /);
-    expect(await schemaTables(schema)).toBeNull();
-  });
+  it.each([
+    ['fresh', []],
+    // With --keep the store's own connection fails; its 'PostgreSQL: ' prefix is not repeated.
+    ['kept', ['--keep']],
+  ])(
+    'exits 1 with one line on stderr, without a stack trace, for a wrong password (%s)',
+    async (_, keep) => {
+      const schema = uniqueSchema('demo_cli_badpw');
+      created.push(schema);
+      const url = withPassword(pgUrl(), 'wrong-password-for-the-demo');
+      const { code, stdout, stderr } = demo(
+        '--store',
+        `postgres:${url}`,
+        '--pg-schema',
+        schema,
+        '--corpus',
+        join(fixtures, 'garden'),
+        ...keep,
+      );
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(
+        `mnemo demo: store unavailable (PostgreSQL ${maskUrl(url)}, schema ${schema}): ` +
+          `connecting failed: password authentication failed for user "${decodeURIComponent(new URL(url).username)}"\n`,
+      );
+      expect(stderr).not.toContain('wrong-password-for-the-demo');
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(await schemaTables(schema)).toBeNull();
+    },
+  );
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,20 @@ describe('the demo program', () => {
       '  lookups past a retired plan   0',
       '  audit                         ok, 19 events in 1 chain',
     ]);
+  });
+
+  it('runs in memory without touching a file named :memory: in the cwd', () => {
+    writeFileSync(join(cwd, ':memory:'), 'not a database\n');
+    const { code } = demo(
+      '--db',
+      ':memory:',
+      '--corpus',
+      join(fixtures, 'garden'),
+      '--queries',
+      join(fixtures, 'garden-queries.txt'),
+    );
+    expect(code).toBe(0);
+    expect(readFileSync(join(cwd, ':memory:'), 'utf8')).toBe('not a database\n');
   });
 
   it('prints the usage with --help', () => {

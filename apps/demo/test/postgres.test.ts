@@ -43,6 +43,13 @@ describePostgres('runDemo on PostgreSQL', () => {
 
     expect(await runDemo({ ...options, now: tickingClock() })).toEqual(fresh);
     expectMnemoTables(await schemaTables(schema));
+    // No embedder, no extension: embeddings are a plain real[].
+    const { rows: columns } = await adminQuery(
+      `SELECT udt_name FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'mnemo_records' AND column_name = 'embedding'`,
+      [schema],
+    );
+    expect(columns).toEqual([{ udt_name: '_float4' }]);
     // The second fresh run drops the first's schema: the same counts again, not 5 hits.
     expect(await runDemo({ ...options, now: tickingClock() })).toEqual(fresh);
 
@@ -76,6 +83,25 @@ describePostgres('runDemo on PostgreSQL', () => {
     expect(await schemaTables(schema)).toEqual(['notes']);
     const { rows } = await adminQuery(`SELECT body FROM "${schema}".notes`);
     expect(rows).toEqual([{ body: 'keep me' }]);
+  });
+
+  it("takes only names starting with mnemo_ for mnemo's, and names at most three others", async () => {
+    const near = schemaFor('demo_near');
+    await adminQuery(`CREATE SCHEMA "${near}"`);
+    await adminQuery(`CREATE TABLE "${near}".mnemonic (body text)`);
+    await adminQuery(`CREATE VIEW "${near}".recent AS SELECT 1 AS one`);
+    await expect(runDemo({ ...gardenOptions, store: postgres(near) })).rejects.toThrow(
+      `--pg-schema: the schema ${near} holds objects that are not mnemo's (table mnemonic, view recent); refusing to drop it`,
+    );
+    const many = schemaFor('demo_many');
+    await adminQuery(`CREATE SCHEMA "${many}"`);
+    for (const name of ['a', 'b', 'c', 'd']) {
+      await adminQuery(`CREATE TABLE "${many}".${name} (x int)`);
+    }
+    await expect(runDemo({ ...gardenOptions, store: postgres(many) })).rejects.toThrow(
+      `--pg-schema: the schema ${many} holds objects that are not mnemo's (table a, table b, table c); refusing to drop it`,
+    );
+    expect(await schemaTables(many)).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('never drops the public schema', async () => {
