@@ -12,6 +12,11 @@ describe('contentTerms', () => {
     ]);
     expect(contentTerms('What is it?')).toEqual([]);
   });
+
+  it('counts characters, not UTF-16 code units', () => {
+    // Two letters outside the Basic Multilingual Plane: four code units, two characters.
+    expect(contentTerms('𝔸𝔹 and 𝔸𝔹ℂ garden')).toEqual(['𝔸𝔹ℂ', 'garden']);
+  });
 });
 
 describe('scoreOutcome', () => {
