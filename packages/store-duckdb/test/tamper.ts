@@ -1,6 +1,9 @@
+import { permissionLevel } from '@mnemo/core';
 import type { TamperAttack } from '@mnemo/core/testing';
 
 const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const grantOf = (attack: { recordId: string; granteeAgentId: string }) =>
+  `WHERE record_id = ${text(attack.recordId)} AND grantee_agent_id = ${text(attack.granteeAgentId)}`;
 
 /** The raw SQL an attacker with the file would run for `attack` (see `ConformanceOptions.tamper`). */
 export function tamperStatements(attack: TamperAttack): string[] {
@@ -74,5 +77,15 @@ export function tamperStatements(attack: TamperAttack): string[] {
       ];
     case 'delete_head':
       return [`DELETE FROM mnemo_audit_heads WHERE chain = ${text(attack.chain)}`];
+    case 'copy_grant':
+      return [
+        `INSERT INTO mnemo_grants SELECT * REPLACE (${text(attack.newGranteeAgentId)} AS grantee_agent_id) FROM mnemo_grants ${grantOf(attack)}`,
+      ];
+    case 'update_grant':
+      return [
+        `UPDATE mnemo_grants SET level = ${permissionLevel(attack.permission)} ${grantOf(attack)}`,
+      ];
+    case 'delete_grant':
+      return [`DELETE FROM mnemo_grants ${grantOf(attack)}`];
   }
 }

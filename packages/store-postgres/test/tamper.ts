@@ -1,3 +1,4 @@
+import { permissionLevel } from '@mnemo/core';
 import type { TamperAttack } from '@mnemo/core/testing';
 
 /** One statement with its parameters. */
@@ -125,5 +126,28 @@ export function tamperStatements(schema: string, attack: TamperAttack): Statemen
       ];
     case 'delete_head':
       return [[`DELETE FROM ${s}.mnemo_audit_heads WHERE chain = $1`, [attack.chain]]];
+    case 'copy_grant':
+      return [
+        [
+          `INSERT INTO ${s}.mnemo_grants (record_id, grantee_agent_id, grantee_org_id, level, granted_by, created_at, expires_at)
+           SELECT record_id, $3, grantee_org_id, level, granted_by, created_at, expires_at
+           FROM ${s}.mnemo_grants WHERE record_id = $1 AND grantee_agent_id = $2`,
+          [attack.recordId, attack.granteeAgentId, attack.newGranteeAgentId],
+        ],
+      ];
+    case 'update_grant':
+      return [
+        [
+          `UPDATE ${s}.mnemo_grants SET level = $3 WHERE record_id = $1 AND grantee_agent_id = $2`,
+          [attack.recordId, attack.granteeAgentId, permissionLevel(attack.permission)],
+        ],
+      ];
+    case 'delete_grant':
+      return [
+        [
+          `DELETE FROM ${s}.mnemo_grants WHERE record_id = $1 AND grantee_agent_id = $2`,
+          [attack.recordId, attack.granteeAgentId],
+        ],
+      ];
   }
 }

@@ -1,7 +1,7 @@
 import { compareByteOrder } from '../byte-order.js';
 import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
-import type { MemoryStore } from '../ports/memory-store.js';
+import type { Grant, MemoryStore } from '../ports/memory-store.js';
 import { type MemoryRecord, REDACTED_CONTENT } from '../records.js';
 
 export type RecordProblemKind =
@@ -21,7 +21,14 @@ export type RecordProblemKind =
   /** The last `forget` event naming the record redacted it, yet its content is back. */
   | 'unredacted'
   /** The record is marked deleted, but no `forget` event names it (nor was it imported deleted). */
-  | 'unaudited_deletion';
+  | 'unaudited_deletion'
+  /**
+   * A grant on the record that no `share` or `import` event made as it is:
+   * added, or its permission, expiry, granter or time changed.
+   */
+  | 'unaudited_grant'
+  /** A `share` or `import` event gave an agent a grant on the record, and it is gone. */
+  | 'missing_grant';
 
 export interface RecordProblem {
   kind: RecordProblemKind;
@@ -48,6 +55,12 @@ export interface VerifyRecordsOptions {
   pageSize?: number;
 }
 
+/** A record as scanned, with its grants. */
+interface Scanned {
+  record: MemoryRecord;
+  grants: Grant[];
+}
+
 /** What the audit log says a record should be now. */
 type RecordState = 'live' | 'soft' | 'redact' | 'hard';
 
@@ -59,6 +72,15 @@ interface Position {
 }
 
 interface AuditedRecord {
+  /**
+   * Every grant a `share` or `import` event made on the record, by grantee,
+   * each as `grantValue` with the time of its event (absent until there is
+   * one); null once an `import` event that did not record its grants (made
+   * before they were) names the record: its grants are then not checked.
+   */
+  grants?: Map<string, { value: string; at: number }[]> | null;
+  /** The time of the last hard `forget` naming the record: grants made before it went with it. */
+  hardAt: number;
   /** The content hash the last `remember` or `import` event recorded, when there is one. */
   createdHash: string | null;
   created: Position | null;
@@ -93,8 +115,9 @@ export async function verifyRecords(
 
   const audited = await readAuditedRecords(store, pageSize);
   let problems: RecordProblem[] = [];
-  // The records behind the problems, to check again against a later read of the log.
-  const suspects = new Map<string, MemoryRecord>();
+  // The records behind the problems, with their grants, to check again against a later read
+  // of the log.
+  const suspects = new Map<string, Scanned>();
   const seen = new Set<string>();
   let records = 0;
   let afterId: string | undefined;
@@ -102,13 +125,21 @@ export async function verifyRecords(
     const page = await store.scanRecords(
       afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
     );
+    const grants = page.length === 0 ? [] : await store.listGrants(page.map((r) => r.id));
+    const grantsOf = new Map<string, Grant[]>();
+    for (const grant of grants) {
+      const of = grantsOf.get(grant.recordId);
+      if (of === undefined) grantsOf.set(grant.recordId, [grant]);
+      else of.push(grant);
+    }
     for (const record of page) {
       records += 1;
       seen.add(record.id);
-      const problem = checkRecord(record, audited.get(record.id));
+      const held = grantsOf.get(record.id) ?? [];
+      const problem = checkRecord(record, audited.get(record.id), held);
       if (problem !== null) {
         problems.push({ ...problem, recordId: record.id, position: records });
-        suspects.set(record.id, record);
+        suspects.set(record.id, { record, grants: held });
       }
     }
     const last = page.at(-1);
@@ -127,11 +158,10 @@ export async function verifyRecords(
     // was when scanned is what one of the two reads says, so a problem stands only if it
     // stands against both. On a store no one writes to, the two reads are the same.
     const later = await readAuditedRecords(store, pageSize);
-    problems = problems.filter(
-      (problem) =>
-        checkRecord(suspects.get(problem.recordId) as MemoryRecord, later.get(problem.recordId)) !==
-        null,
-    );
+    problems = problems.filter((problem) => {
+      const { record, grants } = suspects.get(problem.recordId) as Scanned;
+      return checkRecord(record, later.get(problem.recordId), grants) !== null;
+    });
     missing = missing.filter((id) => later.get(id)?.state !== 'hard');
   }
   if (missing.length > 0) {
@@ -186,7 +216,13 @@ async function readAuditedRecords(
   const entry = (id: string): AuditedRecord => {
     let found = audited.get(id);
     if (found === undefined) {
-      found = { createdHash: null, created: null, state: null, changed: null };
+      found = {
+        hardAt: Number.NEGATIVE_INFINITY,
+        createdHash: null,
+        created: null,
+        state: null,
+        changed: null,
+      };
       audited.set(id, found);
     }
     return found;
@@ -202,6 +238,19 @@ async function readAuditedRecords(
       after === undefined ? { limit: pageSize } : { after, limit: pageSize },
     );
     for (const event of page) {
+      if (event.op === 'share') {
+        const { grantees, permission, expiresAt } = event.details;
+        const [id] = event.recordIds;
+        if (id === undefined || !Array.isArray(grantees)) continue;
+        const at = event.at.getTime();
+        for (const grantee of grantees) {
+          if (typeof grantee !== 'string') continue;
+          // The grantee's org is the record's (`SAME_ORG`): a record never changes org.
+          const value = grantValue(SAME_ORG, permission, event.chain, at, expiresAt);
+          addGrant(entry(id), grantee, value, at);
+        }
+        continue;
+      }
       if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') continue;
       const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
       const position = { chain: event.chain, at, rank: RANK[event.op] };
@@ -210,6 +259,7 @@ async function readAuditedRecords(
         const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
         for (const id of event.recordIds) {
           const forgotten = entry(id);
+          if (state === 'hard') forgotten.hardAt = Math.max(forgotten.hardAt, event.at.getTime());
           if (isLater(forgotten.changed, position)) {
             forgotten.state = state;
             forgotten.changed = position;
@@ -221,6 +271,23 @@ async function readAuditedRecords(
       const hash = event.details.contentHash;
       if (id === undefined || typeof hash !== 'string') continue;
       const created = entry(id);
+      if (event.op === 'import') {
+        const grants = event.details.grants;
+        if (!Array.isArray(grants)) created.grants = null;
+        for (const grant of Array.isArray(grants) ? grants : []) {
+          if (typeof grant !== 'object' || grant === null || Array.isArray(grant)) continue;
+          const { grantee, granteeOrgId, permission, grantedBy, createdAt, expiresAt } = grant;
+          if (typeof grantee !== 'string' || typeof createdAt !== 'string') continue;
+          const value = grantValue(
+            granteeOrgId ?? null,
+            permission,
+            grantedBy,
+            Date.parse(createdAt),
+            expiresAt,
+          );
+          addGrant(created, grantee, value, event.at.getTime());
+        }
+      }
       if (isLater(created.created, position)) {
         created.createdHash = hash;
         created.created = position;
@@ -242,9 +309,81 @@ async function readAuditedRecords(
   return audited;
 }
 
+/** Stands for the record's own org in a grant made by `share`. */
+const SAME_ORG = '\u0000record org';
+
+/** What a grant is, as an event made it or as the store holds it, in one comparable string. */
+function grantValue(
+  granteeOrgId: unknown,
+  permission: unknown,
+  grantedBy: unknown,
+  createdAt: number,
+  expiresAt: unknown,
+): string {
+  const expiry = typeof expiresAt === 'string' ? Date.parse(expiresAt) : null;
+  return JSON.stringify([granteeOrgId, permission, grantedBy, createdAt, expiry]);
+}
+
+function addGrant(audit: AuditedRecord, grantee: string, value: string, at: number): void {
+  if (audit.grants === null) return;
+  audit.grants ??= new Map();
+  const made = audit.grants.get(grantee);
+  if (made !== undefined) made.push({ value, at });
+  else audit.grants.set(grantee, [{ value, at }]);
+}
+
+/**
+ * The grants on a record against the events that made them: each must be
+ * one a `share` or `import` event made, as it is, and each grantee an event
+ * gave a grant (since the record's last hard forget) must still hold one.
+ * Shares of two agents are not ordered here (their processes' clocks may
+ * disagree), so a grant an earlier share made passes too.
+ */
+function checkGrants(
+  record: MemoryRecord,
+  audit: AuditedRecord,
+  grants: readonly Grant[],
+): Omit<RecordProblem, 'recordId' | 'position'> | null {
+  if (audit.grants === null) return null;
+  const made = (grantee: string) =>
+    (audit.grants?.get(grantee) ?? []).filter((grant) => grant.at > audit.hardAt);
+  const held = new Set<string>();
+  for (const grant of grants) {
+    held.add(grant.granteeAgentId);
+    const values = made(grant.granteeAgentId).map((event) => event.value);
+    const as = (org: unknown) =>
+      grantValue(
+        org,
+        grant.permission,
+        grant.grantedBy,
+        grant.createdAt.getTime(),
+        grant.expiresAt?.toISOString() ?? null,
+      );
+    const found =
+      values.includes(as(grant.granteeOrgId)) ||
+      (grant.granteeOrgId === record.orgId && values.includes(as(SAME_ORG)));
+    if (!found) {
+      return {
+        kind: 'unaudited_grant',
+        message: `record ${record.id}'s grant to ${grant.granteeAgentId} is not one a share or import made`,
+      };
+    }
+  }
+  for (const grantee of audit.grants?.keys() ?? []) {
+    if (!held.has(grantee) && made(grantee).length > 0) {
+      return {
+        kind: 'missing_grant',
+        message: `record ${record.id}'s grant to ${grantee} was made by a share or import, and is gone`,
+      };
+    }
+  }
+  return null;
+}
+
 function checkRecord(
   record: MemoryRecord,
   audit: AuditedRecord | undefined,
+  grants: readonly Grant[],
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   const id = record.id;
   if (audit === undefined || audit.createdHash === null) {
@@ -276,5 +415,5 @@ function checkRecord(
   if (audit.state === 'redact' && !redacted) {
     return { kind: 'unredacted', message: `record ${id} was redacted but its content is back` };
   }
-  return null;
+  return checkGrants(record, audit, grants);
 }

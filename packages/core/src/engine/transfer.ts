@@ -208,6 +208,7 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
   return context.store.transaction(async (tx) => {
     const existing = new Set(await tx.findIds(batch.map((item) => item.record.id)));
     const fresh = batch.filter((item) => !existing.has(item.record.id));
+    const grantsOf = new Map(fresh.map((item) => [item.record.id, item.grants]));
     const rows = fresh.map(({ record }) => toNewRecord(record));
     await checkEmbeddingDimensions(tx, rows);
     await tx.insertRecords(rows);
@@ -223,11 +224,20 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
         owned.map((record) => ({
           op: 'import',
           recordIds: [record.id],
-          // The deletion state comes with the record: recorded so `verifyRecords` can tell it from tampering.
+          // The deletion state and the grants come with the record: recorded so `verifyRecords`
+          // can tell them from tampering.
           details: {
             contentHash: record.contentHash,
             deleted: record.deletedAt !== null,
             redacted: isRedacted(record),
+            grants: (grantsOf.get(record.id) ?? []).map((grant) => ({
+              grantee: grant.granteeAgentId,
+              granteeOrgId: grant.granteeOrgId,
+              permission: grant.permission,
+              grantedBy: grant.grantedBy,
+              createdAt: grant.createdAt.toISOString(),
+              expiresAt: grant.expiresAt?.toISOString() ?? null,
+            })),
           },
         })),
     );

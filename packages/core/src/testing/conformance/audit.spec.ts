@@ -189,14 +189,16 @@ export function auditSpec(t: TestApi, h: Harness): void {
       const ids: string[] = [];
       for (const n of [1, 2, 3, 4]) ids.push((await a.remember({ content: `note ${n}` })).id);
       const [first, second, third, fourth] = ids as [string, string, string, string];
-      // Once the verifier has read the log, before it reads the records: a write, a forget of
-      // each mode, and a deletion no event records.
+      const shared = await a.remember({ content: 'note shared', scope: 'shared' });
+      // Once the verifier has read the log, before it reads the records: a write, a share, a
+      // forget of each mode, and a deletion no event records.
       let written = '';
       let scans = 0;
       const watched = replacing(store, {
         scanRecords: async (options) => {
           if (scans++ === 0) {
             written = (await a.remember({ content: 'note 5' })).id;
+            await a.share({ recordId: shared.id, with: ['agent-b'] });
             await a.forget({ ids: [second], mode: 'soft' });
             await a.forget({ ids: [third], mode: 'hard' });
             await a.forget({ ids: [fourth], mode: 'redact' });
@@ -207,7 +209,7 @@ export function auditSpec(t: TestApi, h: Harness): void {
       });
       expect(await createEngine({ store: watched }).verifyRecords({ pageSize: 1 })).toEqual({
         ok: false,
-        records: 4,
+        records: 5,
         problems: [
           {
             kind: 'unaudited_deletion',

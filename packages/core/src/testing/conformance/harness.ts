@@ -2,7 +2,7 @@ import type * as Vitest from 'vitest';
 import { createEngine, type Engine, type EngineOptions } from '../../engine/create-engine.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
-import type { JsonObject } from '../../records.js';
+import type { JsonObject, Permission } from '../../records.js';
 import { createManualClock, type ManualClock } from '../manual-clock.js';
 import { createSequentialIds } from '../sequential-ids.js';
 
@@ -67,7 +67,13 @@ export type TamperAttack =
    */
   | { kind: 'relink_event'; chain: string; seq: number; prevHash: string; hash: string }
   /** Removes the recorded head of `chain`; its events stay. */
-  | { kind: 'delete_head'; chain: string };
+  | { kind: 'delete_head'; chain: string }
+  /** Inserts a copy of the grant of `recordId` to `granteeAgentId`, made out to `newGranteeAgentId`. */
+  | { kind: 'copy_grant'; recordId: string; granteeAgentId: string; newGranteeAgentId: string }
+  /** Sets the permission of the grant of `recordId` to `granteeAgentId`; its other columns stay. */
+  | { kind: 'update_grant'; recordId: string; granteeAgentId: string; permission: Permission }
+  /** Removes the grant of `recordId` to `granteeAgentId`. */
+  | { kind: 'delete_grant'; recordId: string; granteeAgentId: string };
 
 /** The instant every conformance test starts at. */
 export const START = '2026-01-01T00:00:00.000Z';

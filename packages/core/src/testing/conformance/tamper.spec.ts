@@ -69,6 +69,13 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
     return { kind: 'relink_event', chain: CHAIN, seq, prevHash, hash };
   }
 
+  /** A sixth record, `shared`, shared with agent-b for reading. */
+  async function shareSixth(agent: MemoryHandle, ids: string[]): Promise<void> {
+    const { id } = await agent.remember({ content: 'entry shared', scope: 'shared' });
+    await agent.share({ recordId: id, with: ['agent-b'] });
+    ids.push(id);
+  }
+
   describe('tamper evidence', () => {
     it('legitimate forgets (soft, redact, hard), shares and recalls keep both verifications passing', async () => {
       const { engine } = await h.open();
@@ -94,6 +101,57 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
         3,
         [],
       ]);
+    });
+
+    it('grants verify as shares and imports made them: replaced, granted on by a grantee, expiring, and restored from a backup', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as(CHAIN, { orgId: 'acme' });
+      const { id } = await a.remember({ content: 'shared entry', scope: 'shared' });
+      await a.share({ recordId: id, with: ['agent-b', 'agent-c'], permission: 'share' });
+      clock.advance(1000);
+      await a.share({ recordId: id, with: ['agent-b'], permission: 'write' });
+      clock.advance(1000);
+      await engine.as('agent-c', { orgId: 'acme' }).share({
+        recordId: id,
+        with: ['agent-d'],
+        expiresAt: new Date(clock.now().getTime() + 60_000),
+      });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+
+      const backup = [];
+      for await (const item of engine.exportRecords()) backup.push(item);
+      const grants = await store.listGrants([id]);
+      expect(
+        grants.map((grant) => [grant.granteeAgentId, grant.permission, grant.grantedBy]).sort(),
+      ).toEqual([
+        ['agent-b', 'write', 'acme/agent-a'],
+        ['agent-c', 'share', 'acme/agent-a'],
+        ['agent-d', 'read', 'acme/agent-c'],
+      ]);
+      await a.share({ recordId: id, with: ['agent-e'] });
+      clock.advance(1000);
+      await a.forget({ ids: [id], mode: 'hard' });
+      clock.advance(1000);
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      const imported = (await store.readAudit({ limit: 100 })).filter((e) => e.op === 'import');
+      expect(imported.map((event) => event.details)).toEqual([
+        {
+          contentHash: backup[0]?.record.contentHash,
+          deleted: false,
+          redacted: false,
+          grants: (backup[0]?.grants ?? []).map((grant) => ({
+            grantee: grant.granteeAgentId,
+            granteeOrgId: 'acme',
+            permission: grant.permission,
+            grantedBy: grant.grantedBy,
+            createdAt: grant.createdAt.toISOString(),
+            expiresAt: grant.expiresAt?.toISOString() ?? null,
+          })),
+        },
+      ]);
+      expect(imported[0]?.details.grants).toHaveLength(3);
+      // agent-e's grant, made after the backup, went with the hard forget: it is not missing.
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
 
     it('a backup imported after a hard forget verifies; the row of a hard-forgotten record put back does not', async () => {
@@ -263,6 +321,38 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
               metadata: { n: 3 },
             }),
             expected: record('unredacted', 4),
+          },
+          {
+            label: 'forged grant',
+            prepare: shareSixth,
+            attack: (s) => ({
+              kind: 'copy_grant',
+              recordId: s.ids[5] as string,
+              granteeAgentId: 'agent-b',
+              newGranteeAgentId: 'agent-c',
+            }),
+            expected: record('unaudited_grant', 6),
+          },
+          {
+            label: 'raised grant',
+            prepare: shareSixth,
+            attack: (s) => ({
+              kind: 'update_grant',
+              recordId: s.ids[5] as string,
+              granteeAgentId: 'agent-b',
+              permission: 'admin',
+            }),
+            expected: record('unaudited_grant', 6),
+          },
+          {
+            label: 'deleted grant',
+            prepare: shareSixth,
+            attack: (s) => ({
+              kind: 'delete_grant',
+              recordId: s.ids[5] as string,
+              granteeAgentId: 'agent-b',
+            }),
+            expected: record('missing_grant', 6),
           },
           {
             label: 'changed event details',
