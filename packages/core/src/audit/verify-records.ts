@@ -3,6 +3,7 @@ import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
 import type { Grant, MemoryStore } from '../ports/memory-store.js';
 import { type MemoryRecord, REDACTED_CONTENT } from '../records.js';
+import type { AuditEvent } from './audit-event.js';
 
 export type RecordProblemKind =
   /** The record's fields no longer hash to its `contentHash`: content, metadata, tags, scope… changed. */
@@ -113,7 +114,8 @@ export async function verifyRecords(
   if (!Number.isInteger(pageSize) || pageSize < 1)
     throw invalidInput('pageSize', 'must be a positive integer');
 
-  const audited = await readAuditedRecords(store, pageSize);
+  const first = await readAuditedRecords(store, pageSize);
+  const audited = first.records;
   let problems: RecordProblem[] = [];
   // The records behind the problems, with their grants, to check again against a later read
   // of the log.
@@ -157,12 +159,12 @@ export async function verifyRecords(
     // read did not see: a record written, forgotten or hard-forgotten since. What a record
     // was when scanned is what one of the two reads says, so a problem stands only if it
     // stands against both. On a store no one writes to, the two reads are the same.
-    const later = await readAuditedRecords(store, pageSize);
-    problems = problems.filter((problem) => {
-      const { record, grants } = suspects.get(problem.recordId) as Scanned;
-      return checkRecord(record, later.get(problem.recordId), grants) !== null;
-    });
-    missing = missing.filter((id) => later.get(id)?.state !== 'hard');
+    // A record scanned between two events of the second read is what the log said in
+    // between: so each state the record went through after the first read is tried, not only
+    // the last (a record written, then shared or forgotten after it was scanned, is fine).
+    const cleared = await clearedMeanwhile(store, pageSize, first, suspects, new Set(missing));
+    problems = problems.filter((problem) => !cleared.has(problem.recordId));
+    missing = missing.filter((id) => !cleared.has(id));
   }
   if (missing.length > 0) {
     // Positions count the missing records among the scanned ones, in id order: a missing
@@ -200,19 +202,120 @@ export async function verifyRecords(
  */
 const RANK = { remember: 0, import: 1, forget: 2 } as const;
 
+/** The log as read once: what it says of each record, and the last seq read of each chain. */
+interface AuditRead {
+  records: Map<string, AuditedRecord>;
+  seqs: Map<string, number>;
+}
+
+/** Every event of the log, chain by chain, page by page. */
+async function* readEvents(store: MemoryStore, pageSize: number): AsyncGenerator<AuditEvent> {
+  let after: { chain: string; seq: number } | undefined;
+  for (;;) {
+    const page = await store.readAudit(
+      after === undefined ? { limit: pageSize } : { after, limit: pageSize },
+    );
+    yield* page;
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) return;
+    after = { chain: last.chain, seq: last.seq };
+  }
+}
+
 /**
  * Reads the log once, chain by chain, keeping per record the state its
- * latest event left it in. Within a chain, seq orders the events. Across
- * chains, a `remember` comes first: it created the record (its id is new), so
- * every other event naming the record followed it, whatever the clocks of
- * the processes that wrote them said. The others are ordered by their time
- * (then `RANK`).
+ * latest event left it in (see `applyEvent`).
  */
-async function readAuditedRecords(
+async function readAuditedRecords(store: MemoryStore, pageSize: number): Promise<AuditRead> {
+  const read: AuditRead = { records: new Map(), seqs: new Map() };
+  for await (const event of readEvents(store, pageSize)) {
+    applyEvent(read.records, event);
+    read.seqs.set(event.chain, event.seq);
+  }
+  return read;
+}
+
+/**
+ * Reads the log again and returns the ids, among `suspects` and `missing`,
+ * that some state the log gave them since `first` accounts for: the events
+ * appended since `first` that name them are applied one at a time, oldest
+ * first (each chain in seq order), onto what `first` said, and the record as
+ * scanned is checked after each.
+ */
+async function clearedMeanwhile(
   store: MemoryStore,
   pageSize: number,
-): Promise<Map<string, AuditedRecord>> {
-  const audited = new Map<string, AuditedRecord>();
+  first: AuditRead,
+  suspects: ReadonlyMap<string, Scanned>,
+  missing: ReadonlySet<string>,
+): Promise<Set<string>> {
+  const named = (event: AuditEvent) =>
+    event.recordIds.some((id) => suspects.has(id) || missing.has(id));
+  // The new events naming them, per chain, in seq order.
+  const byChain = new Map<string, AuditEvent[]>();
+  for await (const event of readEvents(store, pageSize)) {
+    if (event.seq <= (first.seqs.get(event.chain) ?? 0) || !named(event)) continue;
+    const events = byChain.get(event.chain);
+    if (events === undefined) byChain.set(event.chain, [event]);
+    else events.push(event);
+  }
+  const states = new Map<string, AuditedRecord>();
+  for (const id of [...suspects.keys(), ...missing]) {
+    const entry = first.records.get(id);
+    if (entry !== undefined) states.set(id, copyEntry(entry));
+  }
+  const cleared = new Set<string>();
+  const queues = [...byChain.values()];
+  for (;;) {
+    let next: AuditEvent[] | undefined;
+    for (const queue of queues) {
+      const head = queue[0];
+      if (
+        head !== undefined &&
+        (next === undefined || head.at.getTime() < (next[0] as AuditEvent).at.getTime())
+      )
+        next = queue;
+    }
+    const event = next?.shift();
+    if (event === undefined) return cleared;
+    applyEvent(states, event);
+    for (const id of event.recordIds) {
+      const suspect = suspects.get(id);
+      if (
+        suspect !== undefined &&
+        checkRecord(suspect.record, states.get(id), suspect.grants) === null
+      )
+        cleared.add(id);
+      if (missing.has(id) && states.get(id)?.state === 'hard') cleared.add(id);
+    }
+  }
+}
+
+function copyEntry(entry: AuditedRecord): AuditedRecord {
+  const { grants } = entry;
+  return {
+    ...entry,
+    ...(grants === undefined || grants === null
+      ? {}
+      : { grants: new Map([...grants].map(([grantee, made]) => [grantee, [...made]])) }),
+  };
+}
+
+/** Whether `position` comes after `last`. */
+function isLater(last: Position | null, position: Position): boolean {
+  if (last === null || last.chain === position.chain) return true;
+  return position.at !== last.at ? position.at > last.at : position.rank >= last.rank;
+}
+
+/**
+ * Applies one event to `audited`, which keeps per record the state its latest
+ * event left it in. Within a chain, seq orders the events. Across chains, a
+ * `remember` comes first: it created the record (its id is new), so every
+ * other event naming the record followed it, whatever the clocks of the
+ * processes that wrote them said. The others are ordered by their time (then
+ * `RANK`).
+ */
+function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): void {
   const entry = (id: string): AuditedRecord => {
     let found = audited.get(id);
     if (found === undefined) {
@@ -227,86 +330,65 @@ async function readAuditedRecords(
     }
     return found;
   };
-  /** Whether `position` comes after `last`. */
-  const isLater = (last: Position | null, position: Position): boolean => {
-    if (last === null || last.chain === position.chain) return true;
-    return position.at !== last.at ? position.at > last.at : position.rank >= last.rank;
-  };
-  let after: { chain: string; seq: number } | undefined;
-  for (;;) {
-    const page = await store.readAudit(
-      after === undefined ? { limit: pageSize } : { after, limit: pageSize },
-    );
-    for (const event of page) {
-      if (event.op === 'share') {
-        const { grantees, permission, expiresAt } = event.details;
-        const [id] = event.recordIds;
-        if (id === undefined || !Array.isArray(grantees)) continue;
-        const at = event.at.getTime();
-        for (const grantee of grantees) {
-          if (typeof grantee !== 'string') continue;
-          // The grantee's org is the record's (`SAME_ORG`): a record never changes org.
-          const value = grantValue(SAME_ORG, permission, event.chain, at, expiresAt);
-          addGrant(entry(id), grantee, value, at);
-        }
-        continue;
-      }
-      if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') continue;
-      const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
-      const position = { chain: event.chain, at, rank: RANK[event.op] };
-      if (event.op === 'forget') {
-        const mode = event.details.mode;
-        const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
-        for (const id of event.recordIds) {
-          const forgotten = entry(id);
-          if (state === 'hard') forgotten.hardAt = Math.max(forgotten.hardAt, event.at.getTime());
-          if (isLater(forgotten.changed, position)) {
-            forgotten.state = state;
-            forgotten.changed = position;
-          }
-        }
-        continue;
-      }
-      const [id] = event.recordIds;
-      const hash = event.details.contentHash;
-      if (id === undefined || typeof hash !== 'string') continue;
-      const created = entry(id);
-      if (event.op === 'import') {
-        const grants = event.details.grants;
-        if (!Array.isArray(grants)) created.grants = null;
-        for (const grant of Array.isArray(grants) ? grants : []) {
-          if (typeof grant !== 'object' || grant === null || Array.isArray(grant)) continue;
-          const { grantee, granteeOrgId, permission, grantedBy, createdAt, expiresAt } = grant;
-          if (typeof grantee !== 'string' || typeof createdAt !== 'string') continue;
-          const value = grantValue(
-            granteeOrgId ?? null,
-            permission,
-            grantedBy,
-            Date.parse(createdAt),
-            expiresAt,
-          );
-          addGrant(created, grantee, value, event.at.getTime());
-        }
-      }
-      if (isLater(created.created, position)) {
-        created.createdHash = hash;
-        created.created = position;
-      }
-      if (isLater(created.changed, position)) {
-        created.state =
-          event.details.redacted === true
-            ? 'redact'
-            : event.details.deleted === true
-              ? 'soft'
-              : 'live';
-        created.changed = position;
+  if (event.op === 'share') {
+    const { grantees, permission, expiresAt } = event.details;
+    const [id] = event.recordIds;
+    if (id === undefined || !Array.isArray(grantees)) return;
+    const at = event.at.getTime();
+    for (const grantee of grantees) {
+      if (typeof grantee !== 'string') continue;
+      // The grantee's org is the record's (`SAME_ORG`): a record never changes org.
+      const value = grantValue(SAME_ORG, permission, event.chain, at, expiresAt);
+      addGrant(entry(id), grantee, value, at);
+    }
+    return;
+  }
+  if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') return;
+  const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
+  const position = { chain: event.chain, at, rank: RANK[event.op] };
+  if (event.op === 'forget') {
+    const mode = event.details.mode;
+    const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
+    for (const id of event.recordIds) {
+      const forgotten = entry(id);
+      if (state === 'hard') forgotten.hardAt = Math.max(forgotten.hardAt, event.at.getTime());
+      if (isLater(forgotten.changed, position)) {
+        forgotten.state = state;
+        forgotten.changed = position;
       }
     }
-    const last = page.at(-1);
-    if (page.length < pageSize || last === undefined) break;
-    after = { chain: last.chain, seq: last.seq };
+    return;
   }
-  return audited;
+  const [id] = event.recordIds;
+  const hash = event.details.contentHash;
+  if (id === undefined || typeof hash !== 'string') return;
+  const created = entry(id);
+  if (event.op === 'import') {
+    const grants = event.details.grants;
+    if (!Array.isArray(grants)) created.grants = null;
+    for (const grant of Array.isArray(grants) ? grants : []) {
+      if (typeof grant !== 'object' || grant === null || Array.isArray(grant)) continue;
+      const { grantee, granteeOrgId, permission, grantedBy, createdAt, expiresAt } = grant;
+      if (typeof grantee !== 'string' || typeof createdAt !== 'string') continue;
+      const value = grantValue(
+        granteeOrgId ?? null,
+        permission,
+        grantedBy,
+        Date.parse(createdAt),
+        expiresAt,
+      );
+      addGrant(created, grantee, value, event.at.getTime());
+    }
+  }
+  if (isLater(created.created, position)) {
+    created.createdHash = hash;
+    created.created = position;
+  }
+  if (isLater(created.changed, position)) {
+    created.state =
+      event.details.redacted === true ? 'redact' : event.details.deleted === true ? 'soft' : 'live';
+    created.changed = position;
+  }
 }
 
 /** Stands for the record's own org in a grant made by `share`. */

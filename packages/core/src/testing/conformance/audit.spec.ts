@@ -225,6 +225,38 @@ export function auditSpec(t: TestApi, h: Harness): void {
       expect((await a.get(written)).content).toBe('note 5');
     });
 
+    it('verifies records while a record written after the log was read is shared or forgotten after the scan', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'already there' });
+      // Written once the verifier has read the log, before it scans the records; then, once it
+      // has scanned them, before it reads the log again: shared, forgotten, or forgotten for good.
+      // The record it scanned is one the log made, at a time between its two reads.
+      for (const after of ['share', 'soft', 'hard'] as const) {
+        let id = '';
+        const watched = replacing(store, {
+          scanRecords: async (options) => {
+            if (id === '')
+              ({ id } = await a.remember({ content: `written then ${after}`, scope: 'shared' }));
+            return store.scanRecords(options);
+          },
+          listGrants: async (recordIds) => {
+            const grants = await store.listGrants(recordIds);
+            if (after === 'share') await a.share({ recordId: id, with: ['agent-b'] });
+            else await a.forget({ ids: [id], mode: after });
+            return grants;
+          },
+        });
+        expect(
+          (await createEngine({ store: watched }).verifyRecords()).problems.map(
+            (problem) => problem.kind,
+          ),
+          after,
+        ).toEqual([]);
+      }
+      expect((await engine.verifyRecords()).ok).toBe(true);
+    });
+
     it('verifies records while a hard forget removes one after it read the log', async () => {
       const { engine, store } = await h.open();
       const a = engine.as('agent-a');
