@@ -72,6 +72,17 @@ interface Position {
   rank: number;
 }
 
+/**
+ * A grant an event made: its value, the time of the event and, for a `share`,
+ * the chain of the event (a later share of that chain to the same grantee
+ * replaced it).
+ */
+interface MadeGrant {
+  value: string;
+  at: number;
+  sharedBy?: string;
+}
+
 interface AuditedRecord {
   /**
    * Every grant a `share` or `import` event made on the record, by grantee,
@@ -79,7 +90,7 @@ interface AuditedRecord {
    * one); null once an `import` event that did not record its grants (made
    * before they were) names the record: its grants are then not checked.
    */
-  grants?: Map<string, { value: string; at: number }[]> | null;
+  grants?: Map<string, MadeGrant[]> | null;
   /** The time of the last hard `forget` naming the record: grants made before it went with it. */
   hardAt: number;
   /** The content hash the last `remember` or `import` event recorded, when there is one. */
@@ -339,7 +350,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
       if (typeof grantee !== 'string') continue;
       // The grantee's org is the record's (`SAME_ORG`): a record never changes org.
       const value = grantValue(SAME_ORG, permission, event.chain, at, expiresAt);
-      addGrant(entry(id), grantee, value, at);
+      addGrant(entry(id), grantee, { value, at, sharedBy: event.chain });
     }
     return;
   }
@@ -377,7 +388,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
         Date.parse(createdAt),
         expiresAt,
       );
-      addGrant(created, grantee, value, event.at.getTime());
+      addGrant(created, grantee, { value, at: event.at.getTime() });
     }
   }
   if (isLater(created.created, position)) {
@@ -406,12 +417,19 @@ function grantValue(
   return JSON.stringify([granteeOrgId, permission, grantedBy, createdAt, expiry]);
 }
 
-function addGrant(audit: AuditedRecord, grantee: string, value: string, at: number): void {
+/**
+ * Adds a grant an event made. A share replaces the grant the same chain's
+ * last share gave the grantee: events of one chain come in seq order, and the
+ * store keeps one grant per grantee, so that one can no longer be held.
+ */
+function addGrant(audit: AuditedRecord, grantee: string, grant: MadeGrant): void {
   if (audit.grants === null) return;
   audit.grants ??= new Map();
-  const made = audit.grants.get(grantee);
-  if (made !== undefined) made.push({ value, at });
-  else audit.grants.set(grantee, [{ value, at }]);
+  const made = (audit.grants.get(grantee) ?? []).filter(
+    (earlier) => grant.sharedBy === undefined || earlier.sharedBy !== grant.sharedBy,
+  );
+  made.push(grant);
+  audit.grants.set(grantee, made);
 }
 
 /**
@@ -419,7 +437,8 @@ function addGrant(audit: AuditedRecord, grantee: string, value: string, at: numb
  * one a `share` or `import` event made, as it is, and each grantee an event
  * gave a grant (since the record's last hard forget) must still hold one.
  * Shares of two agents are not ordered here (their processes' clocks may
- * disagree), so a grant an earlier share made passes too.
+ * disagree), so a grant an earlier share of another agent made passes too;
+ * one an agent's own later share replaced does not.
  */
 function checkGrants(
   record: MemoryRecord,

@@ -154,6 +154,34 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
       expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
 
+    it('a grant put back as an earlier share of the same granter made it is reported: a later share of theirs replaced it', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as(CHAIN, { orgId: 'acme' });
+      const { id } = await a.remember({ content: 'shared entry', scope: 'shared' });
+      await a.share({ recordId: id, with: ['agent-b'], permission: 'admin' });
+      const before = await store.listGrants([id]);
+      clock.advance(1000);
+      // The owner takes it back: read only, lapsing in a minute.
+      await a.share({
+        recordId: id,
+        with: ['agent-b'],
+        expiresAt: new Date(clock.now().getTime() + 60_000),
+      });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+
+      // Behind the engine's back: agent-b's grant as the first share made it.
+      await store.transaction((tx) => tx.putGrants(before));
+      expect((await store.listGrants([id])).map((grant) => grant.permission)).toEqual(['admin']);
+      expect((await engine.verifyRecords()).problems).toEqual([
+        {
+          kind: 'unaudited_grant',
+          recordId: id,
+          position: 1,
+          message: `record ${id}'s grant to agent-b is not one a share or import made`,
+        },
+      ]);
+    });
+
     it('a backup imported after a hard forget verifies; the row of a hard-forgotten record put back does not', async () => {
       const { engine, store, clock } = await h.open();
       const a = engine.as(CHAIN);
