@@ -79,8 +79,23 @@ interface Position {
  */
 interface MadeGrant {
   value: string;
+  /** The event that made it. */
+  made: EventAt;
+  /** Whether a `share` made it (else an `import`). */
+  shared: boolean;
+}
+
+/** An event's chain, seq and time: within a chain seq orders events, across chains time. */
+interface EventAt {
+  chain: string;
+  seq: number;
   at: number;
-  sharedBy?: string;
+}
+
+/** Whether `event` came after `hard` (a hard forget, if any). */
+function cameAfter(event: EventAt, hard: EventAt | null): boolean {
+  if (hard === null) return true;
+  return event.chain === hard.chain ? event.seq > hard.seq : event.at > hard.at;
 }
 
 interface AuditedRecord {
@@ -91,8 +106,8 @@ interface AuditedRecord {
    * before they were) names the record: its grants are then not checked.
    */
   grants?: Map<string, MadeGrant[]> | null;
-  /** The time of the last hard `forget` naming the record: grants made before it went with it. */
-  hardAt: number;
+  /** The last hard `forget` naming the record: grants made before it went with it. */
+  hard: EventAt | null;
   /** The content hash the last `remember` or `import` event recorded, when there is one. */
   createdHash: string | null;
   created: Position | null;
@@ -331,7 +346,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     let found = audited.get(id);
     if (found === undefined) {
       found = {
-        hardAt: Number.NEGATIVE_INFINITY,
+        hard: null,
         createdHash: null,
         created: null,
         state: null,
@@ -341,6 +356,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     }
     return found;
   };
+  const eventAt = { chain: event.chain, seq: event.seq, at: event.at.getTime() };
   if (event.op === 'share') {
     const { grantees, permission, expiresAt } = event.details;
     const [id] = event.recordIds;
@@ -350,7 +366,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
       if (typeof grantee !== 'string') continue;
       // The grantee's org is the record's (`SAME_ORG`): a record never changes org.
       const value = grantValue(SAME_ORG, permission, event.chain, at, expiresAt);
-      addGrant(entry(id), grantee, { value, at, sharedBy: event.chain });
+      addGrant(entry(id), grantee, { value, made: eventAt, shared: true });
     }
     return;
   }
@@ -362,7 +378,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
     for (const id of event.recordIds) {
       const forgotten = entry(id);
-      if (state === 'hard') forgotten.hardAt = Math.max(forgotten.hardAt, event.at.getTime());
+      if (state === 'hard' && cameAfter(eventAt, forgotten.hard)) forgotten.hard = eventAt;
       if (isLater(forgotten.changed, position)) {
         forgotten.state = state;
         forgotten.changed = position;
@@ -388,7 +404,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
         Date.parse(createdAt),
         expiresAt,
       );
-      addGrant(created, grantee, { value, at: event.at.getTime() });
+      addGrant(created, grantee, { value, made: eventAt, shared: false });
     }
   }
   if (isLater(created.created, position)) {
@@ -426,7 +442,7 @@ function addGrant(audit: AuditedRecord, grantee: string, grant: MadeGrant): void
   if (audit.grants === null) return;
   audit.grants ??= new Map();
   const made = (audit.grants.get(grantee) ?? []).filter(
-    (earlier) => grant.sharedBy === undefined || earlier.sharedBy !== grant.sharedBy,
+    (earlier) => !grant.shared || !earlier.shared || earlier.made.chain !== grant.made.chain,
   );
   made.push(grant);
   audit.grants.set(grantee, made);
@@ -447,7 +463,7 @@ function checkGrants(
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   if (audit.grants === null) return null;
   const made = (grantee: string) =>
-    (audit.grants?.get(grantee) ?? []).filter((grant) => grant.at > audit.hardAt);
+    (audit.grants?.get(grantee) ?? []).filter((grant) => cameAfter(grant.made, audit.hard));
   const held = new Set<string>();
   for (const grant of grants) {
     held.add(grant.granteeAgentId);

@@ -1,5 +1,7 @@
 import { GENESIS_HASH } from '../../audit/audit-event.js';
 import { createEngine } from '../../engine/create-engine.js';
+import { planAccess } from '../../engine/plan-access.js';
+import type { ExportedRecord } from '../../engine/transfer.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
 import type { Harness, TestApi } from './harness.js';
 
@@ -223,6 +225,83 @@ export function auditSpec(t: TestApi, h: Harness): void {
         first,
       ]);
       expect((await a.get(written)).content).toBe('note 5');
+    });
+
+    it('verifies records and grants after shares, regrants, expiries, forgets, plans, purges and backups, with and without orgs', async () => {
+      const { engine, clock } = await h.open({ experienceMemory: true });
+      const x = engine.as('x');
+      const orgless = await x.remember({ content: 'shared without an org', scope: 'shared' });
+      await x.share({ recordId: orgless.id, with: ['y'], permission: 'share' });
+      await engine.as('y').share({ recordId: orgless.id, with: ['z'] });
+      const a = engine.as('a', { orgId: 'acme' });
+      const acme = await a.remember({ content: 'shared in acme', scope: 'shared' });
+      await a.share({ recordId: acme.id, with: ['b'], permission: 'admin' });
+      await engine.as('b', { orgId: 'acme' }).share({
+        recordId: acme.id,
+        with: ['c'],
+        permission: 'share',
+        expiresAt: new Date(clock.now().getTime() + 1000),
+      });
+      clock.advance(2000);
+      await a.share({ recordId: acme.id, with: ['c'] });
+      // The same agent id in another org: another principal, another chain.
+      const globex = engine.as('a', { orgId: 'globex' });
+      const other = await globex.remember({ content: 'shared in globex', scope: 'shared' });
+      await globex.share({ recordId: other.id, with: ['b'], permission: 'write' });
+      const forgotten: string[] = [];
+      for (const mode of ['soft', 'redact', 'hard'] as const) {
+        const { id } = await a.remember({ content: `forgotten ${mode}`, scope: 'shared' });
+        await a.share({ recordId: id, with: ['b'] });
+        await a.forget({ ids: [id], mode });
+        forgotten.push(id);
+      }
+      const expiring = await a.remember({
+        content: 'expiring soon',
+        scope: 'shared',
+        expiresAt: new Date(clock.now().getTime() + 500),
+      });
+      await a.share({ recordId: expiring.id, with: ['b'] });
+      const plan = await planAccess(a).writePlan({
+        query: 'plan query words',
+        scope: 'shared',
+        payload: { signature_tokens: ['plan', 'query', 'words'] },
+        tokens: ['plan', 'query', 'words'],
+      });
+      await a.share({ recordId: plan.id, with: ['b'] });
+      expect(await engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+
+      // Exported (deleted and redacted records with their grants too) into a new store, and
+      // from there into a third.
+      const backup: ExportedRecord[] = [];
+      for await (const item of engine.exportRecords()) backup.push(item);
+      const copy = await h.open();
+      expect(await copy.engine.importRecords(backup)).toEqual({ imported: 7, skipped: 0 });
+      expect(await copy.engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+      const again: ExportedRecord[] = [];
+      for await (const item of copy.engine.exportRecords()) again.push(item);
+      const third = await h.open();
+      await third.engine.importRecords(again);
+      expect(await third.engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+      // Imported grants changed by their granters, and granted on by a grantee.
+      await copy.engine.as('a', { orgId: 'acme' }).share({
+        recordId: acme.id,
+        with: ['c'],
+        permission: 'write',
+      });
+      await copy.engine.as('b', { orgId: 'acme' }).share({ recordId: acme.id, with: ['d'] });
+      expect(await copy.engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+      expect((await copy.engine.verifyAudit()).ok).toBe(true);
+
+      clock.advance(1000);
+      expect(await engine.purgeExpired()).toEqual({ purged: 1 });
+      expect(await engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+      // Forgotten for good and restored from the backup in the same millisecond.
+      await a.forget({ ids: [acme.id], mode: 'hard' });
+      expect(
+        await engine.importRecords(backup.filter((item) => item.record.id === acme.id)),
+      ).toEqual({ imported: 1, skipped: 0 });
+      expect(await engine.verifyRecords()).toMatchObject({ ok: true, problems: [] });
+      expect((await engine.verifyAudit()).ok).toBe(true);
     });
 
     it('verifies records while a record written after the log was read is shared or forgotten after the scan', async () => {
