@@ -87,5 +87,11 @@ export function tamperStatements(attack: TamperAttack): string[] {
       ];
     case 'delete_grant':
       return [`DELETE FROM mnemo_grants ${grantOf(attack)}`];
+    case 'update_plan_stats':
+      return [
+        `UPDATE mnemo_plan_stats SET running_outcome = ${attack.runningOutcome} WHERE record_id = ${text(attack.planId)}`,
+      ];
+    case 'delete_plan_stats':
+      return [`DELETE FROM mnemo_plan_stats WHERE record_id = ${text(attack.planId)}`];
   }
 }

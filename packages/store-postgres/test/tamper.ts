@@ -149,5 +149,14 @@ export function tamperStatements(schema: string, attack: TamperAttack): Statemen
           [attack.recordId, attack.granteeAgentId],
         ],
       ];
+    case 'update_plan_stats':
+      return [
+        [
+          `UPDATE ${s}.mnemo_plan_stats SET running_outcome = $2 WHERE record_id = $1`,
+          [attack.planId, attack.runningOutcome],
+        ],
+      ];
+    case 'delete_plan_stats':
+      return [[`DELETE FROM ${s}.mnemo_plan_stats WHERE record_id = $1`, [attack.planId]]];
   }
 }

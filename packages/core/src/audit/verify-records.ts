@@ -1,8 +1,8 @@
 import { compareByteOrder } from '../byte-order.js';
 import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
-import type { Grant, MemoryStore } from '../ports/memory-store.js';
-import { type MemoryRecord, REDACTED_CONTENT } from '../records.js';
+import type { Grant, MemoryStore, PlanStats } from '../ports/memory-store.js';
+import { isPlanRecord, type MemoryRecord, REDACTED_CONTENT } from '../records.js';
 import type { AuditEvent } from './audit-event.js';
 
 export type RecordProblemKind =
@@ -29,7 +29,13 @@ export type RecordProblemKind =
    */
   | 'unaudited_grant'
   /** A `share` or `import` event gave an agent a grant on the record, and it is gone. */
-  | 'missing_grant';
+  | 'missing_grant'
+  /**
+   * A plan's stats (running outcome, replays, failures, time) are not the ones
+   * its latest `plan_outcome` or `import` event recorded: changed, added or
+   * deleted, which could bring a retired plan back into replay.
+   */
+  | 'unaudited_plan_stats';
 
 export interface RecordProblem {
   kind: RecordProblemKind;
@@ -60,6 +66,15 @@ export interface VerifyRecordsOptions {
 interface Scanned {
   record: MemoryRecord;
   grants: Grant[];
+  /** A plan's stats, when the store holds some. */
+  planStats?: PlanStats;
+}
+
+/** Plan stats an event recorded: their value, how many replays they count, and the event. */
+interface MadeStats {
+  value: string;
+  replays: number;
+  made: EventAt;
 }
 
 /** What the audit log says a record should be now. */
@@ -106,8 +121,17 @@ interface AuditedRecord {
    * before they were) names the record: its grants are then not checked.
    */
   grants?: Map<string, MadeGrant[]> | null;
+  /**
+   * The plan stats `plan_outcome` and `import` events recorded, at most one per
+   * chain (a chain's later event supersedes its earlier one); null once an
+   * `import` event of a plan that did not record its stats (made before they
+   * were) names the record: its stats are then not checked.
+   */
+  stats?: MadeStats[] | null;
   /** The last hard `forget` naming the record: grants made before it went with it. */
   hard: EventAt | null;
+  /** The last `forget` of any mode naming it: a forgotten plan's stats go with it. */
+  forgotten: EventAt | null;
   /** The content hash the last `remember` or `import` event recorded, when there is one. */
   createdHash: string | null;
   created: Position | null;
@@ -160,14 +184,26 @@ export async function verifyRecords(
       if (of === undefined) grantsOf.set(grant.recordId, [grant]);
       else of.push(grant);
     }
+    const plans = page.filter((record) => isPlanRecord(record)).map((record) => record.id);
+    const statsOf = new Map(
+      (plans.length === 0 ? [] : await store.listPlanStats(plans)).map((stats) => [
+        stats.planId,
+        stats,
+      ]),
+    );
     for (const record of page) {
       records += 1;
       seen.add(record.id);
-      const held = grantsOf.get(record.id) ?? [];
-      const problem = checkRecord(record, audited.get(record.id), held);
+      const planStats = statsOf.get(record.id);
+      const scanned: Scanned = {
+        record,
+        grants: grantsOf.get(record.id) ?? [],
+        ...(planStats === undefined ? {} : { planStats }),
+      };
+      const problem = checkRecord(scanned, audited.get(record.id));
       if (problem !== null) {
         problems.push({ ...problem, recordId: record.id, position: records });
-        suspects.set(record.id, { record, grants: held });
+        suspects.set(record.id, scanned);
       }
     }
     const last = page.at(-1);
@@ -307,20 +343,17 @@ async function clearedMeanwhile(
     applyEvent(states, event);
     for (const id of event.recordIds) {
       const suspect = suspects.get(id);
-      if (
-        suspect !== undefined &&
-        checkRecord(suspect.record, states.get(id), suspect.grants) === null
-      )
-        cleared.add(id);
+      if (suspect !== undefined && checkRecord(suspect, states.get(id)) === null) cleared.add(id);
       if (missing.has(id) && states.get(id)?.state === 'hard') cleared.add(id);
     }
   }
 }
 
 function copyEntry(entry: AuditedRecord): AuditedRecord {
-  const { grants } = entry;
+  const { grants, stats } = entry;
   return {
     ...entry,
+    ...(stats === undefined || stats === null ? {} : { stats: [...stats] }),
     ...(grants === undefined || grants === null
       ? {}
       : { grants: new Map([...grants].map(([grantee, made]) => [grantee, [...made]])) }),
@@ -347,6 +380,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     if (found === undefined) {
       found = {
         hard: null,
+        forgotten: null,
         createdHash: null,
         created: null,
         state: null,
@@ -370,6 +404,17 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     }
     return;
   }
+  if (event.op === 'plan_outcome') {
+    const [id] = event.recordIds;
+    const { runningOutcome, replays, failures } = event.details;
+    if (id === undefined || typeof replays !== 'number') return;
+    addStats(entry(id), {
+      value: statsValue(runningOutcome, replays, failures, eventAt.at),
+      replays,
+      made: eventAt,
+    });
+    return;
+  }
   if (event.op !== 'remember' && event.op !== 'import' && event.op !== 'forget') return;
   const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
   const position = { chain: event.chain, at, rank: RANK[event.op] };
@@ -379,6 +424,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     for (const id of event.recordIds) {
       const forgotten = entry(id);
       if (state === 'hard' && cameAfter(eventAt, forgotten.hard)) forgotten.hard = eventAt;
+      if (cameAfter(eventAt, forgotten.forgotten)) forgotten.forgotten = eventAt;
       if (isLater(forgotten.changed, position)) {
         forgotten.state = state;
         forgotten.changed = position;
@@ -391,6 +437,17 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
   if (id === undefined || typeof hash !== 'string') return;
   const created = entry(id);
   if (event.op === 'import') {
+    const { planStats } = event.details;
+    // An import records a plan's stats (null for none); one without the key (of a record that
+    // is no plan, or made before imports recorded them) leaves them unchecked.
+    if (planStats === undefined) created.stats = null;
+    else if (typeof planStats === 'object' && planStats !== null && !Array.isArray(planStats)) {
+      const { runningOutcome, replays, failures, updatedAt } = planStats;
+      if (typeof replays === 'number' && typeof updatedAt === 'string') {
+        const value = statsValue(runningOutcome, replays, failures, Date.parse(updatedAt));
+        addStats(created, { value, replays, made: eventAt });
+      }
+    }
     const grants = event.details.grants;
     if (!Array.isArray(grants)) created.grants = null;
     for (const grant of Array.isArray(grants) ? grants : []) {
@@ -416,6 +473,57 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
       event.details.redacted === true ? 'redact' : event.details.deleted === true ? 'soft' : 'live';
     created.changed = position;
   }
+}
+
+/** What plan stats are, as an event recorded them or as the store holds them, in one string. */
+function statsValue(
+  runningOutcome: unknown,
+  replays: unknown,
+  failures: unknown,
+  updatedAt: number,
+): string {
+  return JSON.stringify([runningOutcome, replays, failures, updatedAt]);
+}
+
+/** Adds stats an event recorded; they supersede those of an earlier event of the same chain. */
+function addStats(audit: AuditedRecord, stats: MadeStats): void {
+  if (audit.stats === null) return;
+  audit.stats = [
+    ...(audit.stats ?? []).filter((earlier) => earlier.made.chain !== stats.made.chain),
+    stats,
+  ];
+}
+
+/**
+ * A plan's stats against the events that recorded them: those of the event
+ * counting the most replays since the plan was last forgotten (a forget of any
+ * mode removes them; replays only grow, one per report, and reports of one
+ * plan are serialized), or none.
+ * Events of two chains counting as many are both accepted.
+ */
+function checkPlanStats(
+  record: MemoryRecord,
+  audit: AuditedRecord,
+  planStats: PlanStats | undefined,
+): Omit<RecordProblem, 'recordId' | 'position'> | null {
+  if (audit.stats === null || !isPlanRecord(record)) return null;
+  const made = (audit.stats ?? []).filter((stats) => cameAfter(stats.made, audit.forgotten));
+  const most = Math.max(...made.map((stats) => stats.replays));
+  const expected = made.filter((stats) => stats.replays === most).map((stats) => stats.value);
+  const held =
+    planStats === undefined
+      ? undefined
+      : statsValue(
+          planStats.runningOutcome,
+          planStats.replays,
+          planStats.failures,
+          planStats.updatedAt.getTime(),
+        );
+  if (held === undefined ? expected.length === 0 : expected.includes(held)) return null;
+  return {
+    kind: 'unaudited_plan_stats',
+    message: `plan ${record.id}'s stats are not the ones its latest plan_outcome or import event recorded`,
+  };
 }
 
 /** Stands for the record's own org in a grant made by `share`. */
@@ -498,9 +606,8 @@ function checkGrants(
 }
 
 function checkRecord(
-  record: MemoryRecord,
+  { record, grants, planStats }: Scanned,
   audit: AuditedRecord | undefined,
-  grants: readonly Grant[],
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   const id = record.id;
   if (audit === undefined || audit.createdHash === null) {
@@ -532,5 +639,5 @@ function checkRecord(
   if (audit.state === 'redact' && !redacted) {
     return { kind: 'unredacted', message: `record ${id} was redacted but its content is back` };
   }
-  return checkGrants(record, audit, grants);
+  return checkGrants(record, audit, grants) ?? checkPlanStats(record, audit, planStats);
 }

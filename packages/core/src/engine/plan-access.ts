@@ -101,7 +101,8 @@ export interface PlanAccess {
    * Records what a replay of plan `planId` taught, in one transaction with a
    * `plan_outcome` audit event (always appended: it is a write). `next`
    * receives the plan record and its current stats (null before the first
-   * report) and returns the new stats and the event's details; it runs while
+   * report) and returns the new stats and the event's details (to which the
+   * stats are added, for `verifyRecords`); it runs while
    * the stats are locked, so concurrent reports of one plan never lose an
    * update. A missing id, a record the caller cannot see (any permission
    * suffices) and a record that is not a plan are all `NOT_FOUND`; with
@@ -290,7 +291,14 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
             updatedAt: now,
           };
           await tx.putPlanStats(stats);
-          await appendAudit(handle, tx, now, 'plan_outcome', [id], details);
+          // The stats themselves, whatever else `details` holds: `verifyRecords` checks the
+          // stored ones against them.
+          await appendAudit(handle, tx, now, 'plan_outcome', [id], {
+            ...details,
+            runningOutcome,
+            replays,
+            failures,
+          });
           return stats;
         });
       }),

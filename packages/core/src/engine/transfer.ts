@@ -208,7 +208,7 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
   return context.store.transaction(async (tx) => {
     const existing = new Set(await tx.findIds(batch.map((item) => item.record.id)));
     const fresh = batch.filter((item) => !existing.has(item.record.id));
-    const grantsOf = new Map(fresh.map((item) => [item.record.id, item.grants]));
+    const byId = new Map(fresh.map((item) => [item.record.id, item]));
     const rows = fresh.map(({ record }) => toNewRecord(record));
     await checkEmbeddingDimensions(tx, rows);
     await tx.insertRecords(rows);
@@ -230,7 +230,8 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
             contentHash: record.contentHash,
             deleted: record.deletedAt !== null,
             redacted: isRedacted(record),
-            grants: (grantsOf.get(record.id) ?? []).map((grant) => ({
+            ...(isPlanRecord(record) ? { planStats: planStatsDetails(byId.get(record.id)) } : {}),
+            grants: (byId.get(record.id)?.grants ?? []).map((grant) => ({
               grantee: grant.granteeAgentId,
               granteeOrgId: grant.granteeOrgId,
               permission: grant.permission,
@@ -243,6 +244,18 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
     );
     return { imported: fresh.length, skipped: batch.length - fresh.length };
   });
+}
+
+/** A plan's imported stats as its `import` event records them (null for none). */
+function planStatsDetails(item: ExportedRecord | undefined): JsonObject | null {
+  const stats = item?.planStats;
+  if (stats === undefined) return null;
+  return {
+    runningOutcome: stats.runningOutcome,
+    replays: stats.replays,
+    failures: stats.failures,
+    updatedAt: stats.updatedAt.toISOString(),
+  };
 }
 
 function toNewRecord(record: MemoryRecord): NewRecord {

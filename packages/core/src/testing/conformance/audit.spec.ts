@@ -2,19 +2,7 @@ import { GENESIS_HASH } from '../../audit/audit-event.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import type { ExportedRecord } from '../../engine/transfer.js';
-import type { MemoryStore } from '../../ports/memory-store.js';
-import type { Harness, TestApi } from './harness.js';
-
-/** `store` with some of its methods replaced; the others are its own. */
-function replacing(store: MemoryStore, methods: Partial<MemoryStore>): MemoryStore {
-  return new Proxy(store, {
-    get(target, key) {
-      if (Object.hasOwn(methods, key)) return methods[key as keyof MemoryStore];
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
+import { type Harness, replacing, type TestApi } from './harness.js';
 
 export function auditSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;

@@ -73,7 +73,11 @@ export type TamperAttack =
   /** Sets the permission of the grant of `recordId` to `granteeAgentId`; its other columns stay. */
   | { kind: 'update_grant'; recordId: string; granteeAgentId: string; permission: Permission }
   /** Removes the grant of `recordId` to `granteeAgentId`. */
-  | { kind: 'delete_grant'; recordId: string; granteeAgentId: string };
+  | { kind: 'delete_grant'; recordId: string; granteeAgentId: string }
+  /** Sets the running outcome of plan `planId`'s stats; the other columns stay. */
+  | { kind: 'update_plan_stats'; planId: string; runningOutcome: number }
+  /** Removes plan `planId`'s stats. */
+  | { kind: 'delete_plan_stats'; planId: string };
 
 /** The instant every conformance test starts at. */
 export const START = '2026-01-01T00:00:00.000Z';
@@ -120,4 +124,15 @@ export function codeOf(pending: Promise<unknown>): Promise<string | undefined | 
     () => null,
     (error: unknown) => (error as { code?: string }).code,
   );
+}
+
+/** `store` with some of its methods replaced; the others are its own. */
+export function replacing(store: MemoryStore, methods: Partial<MemoryStore>): MemoryStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (Object.hasOwn(methods, key)) return methods[key as keyof MemoryStore];
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -1,7 +1,8 @@
+import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryHandle } from '../../engine/memory-handle.js';
 import { planAccess } from '../../engine/plan-access.js';
 import type { PlanStats } from '../../ports/memory-store.js';
-import type { Harness, TestApi } from './harness.js';
+import { type Harness, replacing, type TestApi } from './harness.js';
 
 /** A stats update that counts one replay and moves the running outcome to `score`. */
 const replay = (score: number) => (_plan: unknown, current: PlanStats | null) => ({
@@ -53,6 +54,85 @@ export function planLifecycleSpec(t: TestApi, h: Harness): void {
       expect(all.map((c) => c.record.id).sort()).toEqual([ids[0], both.id].sort());
     });
 
+    it('plan stats verify as their events recorded them: reports by two agents, forgets, a backup restored, and reports after it', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      const { id } = await writer(a)(['alpha', 'beta'], { scope: 'global' });
+      const soft = await writer(a)(['gamma']);
+      const redacted = await writer(a)(['delta']);
+      for (const [handle, score] of [
+        [a, 0.9],
+        [b, 0.3],
+        [a, 0.6],
+      ] as const) {
+        clock.advance(1000);
+        await planAccess(handle).updatePlanStats(id, replay(score));
+      }
+      for (const plan of [soft.id, redacted.id])
+        await planAccess(a).updatePlanStats(plan, replay(0.8));
+      await a.forget({ ids: [soft.id] });
+      await a.forget({ ids: [redacted.id], mode: 'redact' });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 3, problems: [] });
+
+      const backup = [];
+      for await (const item of engine.exportRecords()) if (item.record.id === id) backup.push(item);
+      expect(backup[0]?.planStats?.replays).toBe(3);
+      clock.advance(1000);
+      await planAccess(b).updatePlanStats(id, replay(0.1));
+      await a.forget({ ids: [id], mode: 'hard' });
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      const imported = (await store.readAudit({ limit: 100 })).filter((e) => e.op === 'import');
+      expect(imported.map((event) => event.details.planStats)).toEqual([
+        {
+          runningOutcome: 0.6,
+          replays: 3,
+          failures: 1,
+          updatedAt: backup[0]?.planStats?.updatedAt.toISOString(),
+        },
+      ]);
+      // agent-b's fourth report went with the hard forget: the restored stats count three.
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 3, problems: [] });
+      clock.advance(1000);
+      await planAccess(b).updatePlanStats(id, replay(0.7));
+      expect((await store.listPlanStats([id]))[0]?.replays).toBe(4);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 3, problems: [] });
+    });
+
+    it('verifies plan stats a report changed after the log was read, and still reports a change behind its back', async () => {
+      const { engine, store } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const reported = await writer(a)(['alpha']);
+      const changed = await writer(a)(['beta']);
+      for (const plan of [reported.id, changed.id])
+        await planAccess(a).updatePlanStats(plan, replay(0.2));
+      let scans = 0;
+      const watched = replacing(store, {
+        scanRecords: async (options) => {
+          if (scans++ === 0) {
+            await planAccess(a).updatePlanStats(reported.id, replay(0.9));
+            await store.transaction(async (tx) => {
+              const [stats] = await store.listPlanStats([changed.id]);
+              await tx.putPlanStats({ ...(stats as PlanStats), runningOutcome: 0.9 });
+            });
+          }
+          return store.scanRecords(options);
+        },
+      });
+      expect(await createEngine({ store: watched }).verifyRecords({ pageSize: 1 })).toEqual({
+        ok: false,
+        records: 2,
+        problems: [
+          {
+            kind: 'unaudited_plan_stats',
+            recordId: changed.id,
+            position: 2,
+            message: `plan ${changed.id}'s stats are not the ones its latest plan_outcome or import event recorded`,
+          },
+        ],
+      });
+    });
+
     it('keeps plan stats beside the plan, with a plan_outcome event in the same transaction', async () => {
       const { engine, store, clock } = await h.open({ experienceMemory: true });
       const a = engine.as('agent-a');
@@ -76,11 +156,13 @@ export function planLifecycleSpec(t: TestApi, h: Harness): void {
       // The record itself (and so its hash) is untouched.
       expect(await a.get(id)).toEqual(record);
       const events = (await store.readAudit({ limit: 10 })).filter((e) => e.op === 'plan_outcome');
+      // The caller's details, with the stats added so that `verifyRecords` can check them.
       expect(events.map((e) => [e.recordIds, e.details])).toEqual([
-        [[id], { outcomeScore: 0.25 }],
-        [[id], { outcomeScore: 0.75 }],
+        [[id], { outcomeScore: 0.25, runningOutcome: 0.25, replays: 1, failures: 1 }],
+        [[id], { outcomeScore: 0.75, runningOutcome: 0.75, replays: 2, failures: 1 }],
       ]);
       expect((await engine.verifyAudit()).ok).toBe(true);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
 
     it('loses no update when outcomes of one plan are reported at once', async () => {

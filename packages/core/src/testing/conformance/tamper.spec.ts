@@ -26,7 +26,7 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
   async function seed(
     prepare?: (agent: MemoryHandle, ids: string[]) => Promise<void>,
   ): Promise<Seeded> {
-    const { engine, store } = await h.open();
+    const { engine, store } = await h.open({ experienceMemory: true });
     const a = engine.as(CHAIN);
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
@@ -73,6 +73,24 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
   async function shareSixth(agent: MemoryHandle, ids: string[]): Promise<void> {
     const { id } = await agent.remember({ content: 'entry shared', scope: 'shared' });
     await agent.share({ recordId: id, with: ['agent-b'] });
+    ids.push(id);
+  }
+
+  /** A sixth record, a plan, with stats from one poor replay (so it is retired). */
+  async function planSixth(agent: MemoryHandle, ids: string[]): Promise<void> {
+    const access = planAccess(agent);
+    const tokens = ['entry', 'plan'];
+    const { id } = await access.writePlan({
+      query: 'entry plan',
+      payload: { query: 'entry plan', signature_tokens: tokens },
+      tokens,
+    });
+    await access.updatePlanStats(id, () => ({
+      runningOutcome: 0.2,
+      replays: 1,
+      failures: 1,
+      details: { outcomeScore: 0.2 },
+    }));
     ids.push(id);
   }
 
@@ -381,6 +399,22 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
               granteeAgentId: 'agent-b',
             }),
             expected: record('missing_grant', 6),
+          },
+          {
+            label: 'retired plan revived',
+            prepare: planSixth,
+            attack: (s) => ({
+              kind: 'update_plan_stats',
+              planId: s.ids[5] as string,
+              runningOutcome: 0.9,
+            }),
+            expected: record('unaudited_plan_stats', 6),
+          },
+          {
+            label: 'deleted plan stats',
+            prepare: planSixth,
+            attack: (s) => ({ kind: 'delete_plan_stats', planId: s.ids[5] as string }),
+            expected: record('unaudited_plan_stats', 6),
           },
           {
             label: 'changed event details',
