@@ -124,8 +124,8 @@ interface AuditedRecord {
   /**
    * The plan stats `plan_outcome` and `import` events recorded, at most one per
    * chain (a chain's later event supersedes its earlier one); null once an
-   * `import` event of a plan that did not record its stats (made before they
-   * were) names the record: its stats are then not checked.
+   * `import` or `plan_outcome` event of a plan that did not record its stats
+   * (made before they were) names the record: its stats are then not checked.
    */
   stats?: MadeStats[] | null;
   /** The last hard `forget` naming the record: grants made before it went with it. */
@@ -407,7 +407,12 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
   if (event.op === 'plan_outcome') {
     const [id] = event.recordIds;
     const { runningOutcome, replays, failures } = event.details;
-    if (id === undefined || typeof replays !== 'number') return;
+    if (id === undefined) return;
+    // One made before these events recorded the stats leaves them unchecked.
+    if (typeof replays !== 'number') {
+      entry(id).stats = null;
+      return;
+    }
     addStats(entry(id), {
       value: statsValue(runningOutcome, replays, failures, eventAt.at),
       replays,
@@ -498,8 +503,14 @@ function addStats(audit: AuditedRecord, stats: MadeStats): void {
  * A plan's stats against the events that recorded them: those of the event
  * counting the most replays since the plan was last forgotten (a forget of any
  * mode removes them; replays only grow, one per report, and reports of one
- * plan are serialized), or none.
- * Events of two chains counting as many are both accepted.
+ * plan are serialized), or none. Events of two chains counting as many are
+ * both accepted.
+ * Only the forgetting agent's own events are ordered against the forget (by
+ * seq): another agent's report may have held the plan while the forget, its
+ * clock already read, waited, and their processes' clocks may disagree. So
+ * stats of another chain's event pass too (unless an event known to come
+ * after the forget counts more replays), and none pass unless an event of
+ * the forget's chain came after it.
  */
 function checkPlanStats(
   record: MemoryRecord,
@@ -507,19 +518,30 @@ function checkPlanStats(
   planStats: PlanStats | undefined,
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   if (audit.stats === null || !isPlanRecord(record)) return null;
-  const made = (audit.stats ?? []).filter((stats) => cameAfter(stats.made, audit.forgotten));
-  const most = Math.max(...made.map((stats) => stats.replays));
-  const expected = made.filter((stats) => stats.replays === most).map((stats) => stats.value);
-  const held =
+  const { forgotten } = audit;
+  const possible = (audit.stats ?? []).filter(
+    (stats) =>
+      forgotten === null || stats.made.chain !== forgotten.chain || stats.made.seq > forgotten.seq,
+  );
+  const after = possible.filter(
+    (stats) => forgotten === null || stats.made.chain === forgotten.chain,
+  );
+  const most = Math.max(...after.map((stats) => stats.replays));
+  const ok =
     planStats === undefined
-      ? undefined
-      : statsValue(
-          planStats.runningOutcome,
-          planStats.replays,
-          planStats.failures,
-          planStats.updatedAt.getTime(),
+      ? after.length === 0
+      : planStats.replays >= most &&
+        possible.some(
+          (stats) =>
+            stats.value ===
+            statsValue(
+              planStats.runningOutcome,
+              planStats.replays,
+              planStats.failures,
+              planStats.updatedAt.getTime(),
+            ),
         );
-  if (held === undefined ? expected.length === 0 : expected.includes(held)) return null;
+  if (ok) return null;
   return {
     kind: 'unaudited_plan_stats',
     message: `plan ${record.id}'s stats are not the ones its latest plan_outcome or import event recorded`,

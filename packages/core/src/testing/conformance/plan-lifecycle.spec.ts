@@ -1,3 +1,4 @@
+import { appendAuditEntries } from '../../audit/append-audit.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryHandle } from '../../engine/memory-handle.js';
 import { planAccess } from '../../engine/plan-access.js';
@@ -97,6 +98,69 @@ export function planLifecycleSpec(t: TestApi, h: Harness): void {
       await planAccess(b).updatePlanStats(id, replay(0.7));
       expect((await store.listPlanStats([id]))[0]?.replays).toBe(4);
       expect(await engine.verifyRecords()).toEqual({ ok: true, records: 3, problems: [] });
+    });
+
+    it('verifies plan stats an agent reported in the millisecond a backup of the plan was restored', async () => {
+      const { engine, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      const { id } = await writer(a)(['alpha', 'beta'], { scope: 'global' });
+      await planAccess(a).updatePlanStats(id, replay(0.9));
+      const backup = [];
+      for await (const item of engine.exportRecords()) backup.push(item);
+      clock.advance(1000);
+      // Restored, then reported by another agent, all within one millisecond.
+      await a.forget({ ids: [id], mode: 'hard' });
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      await planAccess(b).updatePlanStats(id, replay(0.7));
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+    });
+
+    it("verifies a plan forgotten by its owner while another agent's report held it (the forget read its clock first)", async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      const { id } = await writer(a)(['alpha', 'beta'], { scope: 'global' });
+      await planAccess(a).updatePlanStats(id, replay(0.9));
+      let reported = false;
+      // agent-a's forget reads the clock, then waits while agent-b's report (later by the
+      // clock) locks the plan and commits: the forget removes the stats that report wrote.
+      const racing = replacing(store, {
+        transaction: async (work) => {
+          if (!reported) {
+            reported = true;
+            clock.advance(1000);
+            await planAccess(b).updatePlanStats(id, replay(0.7));
+          }
+          return store.transaction(work);
+        },
+      });
+      const other = createEngine({ store: racing, clock, experienceMemory: true });
+      await other.as('agent-a').forget({ ids: [id] });
+      expect(reported).toBe(true);
+      expect(await store.listPlanStats([id])).toEqual([]);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+    });
+
+    it('leaves unchecked the stats of a plan reported before plan_outcome events recorded them', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const { id } = await writer(a)(['alpha', 'beta']);
+      // What an earlier version wrote: the stats, and an event with only the caller's details.
+      await store.transaction(async (tx) => {
+        await tx.lockPlanStats(id);
+        await tx.putPlanStats({
+          planId: id,
+          runningOutcome: 0.4,
+          replays: 1,
+          failures: 1,
+          updatedAt: clock.now(),
+        });
+        await appendAuditEntries(tx, () => 'earlier-event', a.principal, clock.now(), [
+          { op: 'plan_outcome', recordIds: [id], details: { outcomeScore: 0.4 } },
+        ]);
+      });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
 
     it('verifies plan stats a report changed after the log was read, and still reports a change behind its back', async () => {
