@@ -2,6 +2,7 @@ import { compareByteOrder } from '../byte-order.js';
 import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
 import type { Grant, MemoryStore, PlanStats } from '../ports/memory-store.js';
+import { type ExportedRecord, readRecordPage } from '../record-page.js';
 import { isPlanRecord, type MemoryRecord, REDACTED_CONTENT } from '../records.js';
 import type { AuditEvent } from './audit-event.js';
 
@@ -60,14 +61,6 @@ export interface RecordVerification {
 export interface VerifyRecordsOptions {
   /** Records and events per store read (default 1000). */
   pageSize?: number;
-}
-
-/** A record as scanned, with its grants. */
-interface Scanned {
-  record: MemoryRecord;
-  grants: Grant[];
-  /** A plan's stats, when the store holds some. */
-  planStats?: PlanStats;
 }
 
 /** Plan stats an event recorded: their value, how many replays they count, and the event. */
@@ -149,12 +142,14 @@ interface AuditedRecord {
  * record hashes to its `contentHash` (redacted ones excepted), that hash is
  * the one recorded when it was written, every record was written through the
  * engine, none vanished without a hard `forget`, and deletion states agree
- * with the `forget` events. Trusts the audit log's events: run `verifyAudit`
- * too, which proves the log itself. Reads the whole log once and the records
- * once, page by page, keeping one small entry per audited record in memory;
- * when it finds a problem, it reads the log again and keeps the problems that
- * stand against both reads, so that calls writing or forgetting while it runs
- * raise none.
+ * with the `forget` events; every grant is one a `share` or `import` made,
+ * and every plan's stats those its latest `plan_outcome` or `import` recorded.
+ * Trusts the audit log's events: run `verifyAudit` too, which proves the log
+ * itself. Reads the whole log once and the records (with their grants and
+ * stats) once, page by page, keeping one small entry per audited record in
+ * memory; when it finds a problem, it reads the log again and drops the
+ * problem when the record as read matches a state the log gave it since, so
+ * that calls writing or forgetting while it runs raise none.
  */
 export async function verifyRecords(
   store: MemoryStore,
@@ -167,39 +162,17 @@ export async function verifyRecords(
   const first = await readAuditedRecords(store, pageSize);
   const audited = first.records;
   let problems: RecordProblem[] = [];
-  // The records behind the problems, with their grants, to check again against a later read
-  // of the log.
-  const suspects = new Map<string, Scanned>();
+  // The records behind the problems, as read, to check again against a later read of the log.
+  const suspects = new Map<string, ExportedRecord>();
   const seen = new Set<string>();
   let records = 0;
   let afterId: string | undefined;
   for (;;) {
-    const page = await store.scanRecords(
-      afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
-    );
-    const grants = page.length === 0 ? [] : await store.listGrants(page.map((r) => r.id));
-    const grantsOf = new Map<string, Grant[]>();
-    for (const grant of grants) {
-      const of = grantsOf.get(grant.recordId);
-      if (of === undefined) grantsOf.set(grant.recordId, [grant]);
-      else of.push(grant);
-    }
-    const plans = page.filter((record) => isPlanRecord(record)).map((record) => record.id);
-    const statsOf = new Map(
-      (plans.length === 0 ? [] : await store.listPlanStats(plans)).map((stats) => [
-        stats.planId,
-        stats,
-      ]),
-    );
-    for (const record of page) {
+    const page = await readRecordPage(store, afterId, pageSize);
+    for (const scanned of page) {
+      const { record } = scanned;
       records += 1;
       seen.add(record.id);
-      const planStats = statsOf.get(record.id);
-      const scanned: Scanned = {
-        record,
-        grants: grantsOf.get(record.id) ?? [],
-        ...(planStats === undefined ? {} : { planStats }),
-      };
       const problem = checkRecord(scanned, audited.get(record.id));
       if (problem !== null) {
         problems.push({ ...problem, recordId: record.id, position: records });
@@ -208,7 +181,7 @@ export async function verifyRecords(
     }
     const last = page.at(-1);
     if (page.length < pageSize || last === undefined) break;
-    afterId = last.id;
+    afterId = last.record.id;
   }
 
   let missing = [...audited]
@@ -308,7 +281,7 @@ async function clearedMeanwhile(
   store: MemoryStore,
   pageSize: number,
   first: AuditRead,
-  suspects: ReadonlyMap<string, Scanned>,
+  suspects: ReadonlyMap<string, ExportedRecord>,
   missing: ReadonlySet<string>,
 ): Promise<Set<string>> {
   const named = (event: AuditEvent) =>
@@ -628,7 +601,7 @@ function checkGrants(
 }
 
 function checkRecord(
-  { record, grants, planStats }: Scanned,
+  { record, grants, planStats }: ExportedRecord,
   audit: AuditedRecord | undefined,
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   const id = record.id;

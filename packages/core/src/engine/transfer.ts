@@ -4,6 +4,7 @@ import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
 import type { Grant, NewRecord, PlanStats } from '../ports/memory-store.js';
+import { type ExportedRecord, readRecordPage } from '../record-page.js';
 import {
   isPlanRecord,
   type JsonObject,
@@ -34,13 +35,7 @@ import {
 import type { EngineContext } from './engine-context.js';
 import { WRITE_CHUNK_SIZE } from './write-records.js';
 
-/** One record as exported: every field, every grant on it and, for a plan, its stats. */
-export interface ExportedRecord {
-  record: MemoryRecord;
-  grants: Grant[];
-  /** A plan's outcomes reported so far; absent for other records and for plans without any. */
-  planStats?: PlanStats;
-}
+export type { ExportedRecord } from '../record-page.js';
 
 /** The JSON form of an `ExportedRecord` (one NDJSON line of `mnemo export`). */
 export const EXPORT_FORMAT = 'mnemo.record.v1';
@@ -63,39 +58,11 @@ export async function* exportRecords(
 ): AsyncGenerator<ExportedRecord> {
   let afterId: string | undefined;
   for (;;) {
-    const page = await context.calls.run(() => readPage(context, afterId, pageSize));
+    const page = await context.calls.run(() => readRecordPage(context.store, afterId, pageSize));
     yield* page;
     afterId = page.at(-1)?.record.id;
     if (page.length < pageSize) return;
   }
-}
-
-/** The `pageSize` records after `afterId` (from the first when undefined), exported. */
-async function readPage(
-  context: EngineContext,
-  afterId: string | undefined,
-  pageSize: number,
-): Promise<ExportedRecord[]> {
-  const page = await context.store.scanRecords(
-    afterId === undefined ? { limit: pageSize } : { afterId, limit: pageSize },
-  );
-  if (page.length === 0) return [];
-  const grants = await context.store.listGrants(page.map((record) => record.id));
-  const stats = new Map(
-    (
-      await context.store.listPlanStats(
-        page.filter((record) => isPlanRecord(record)).map((record) => record.id),
-      )
-    ).map((planStats) => [planStats.planId, planStats]),
-  );
-  return page.map((record) => {
-    const planStats = stats.get(record.id);
-    return {
-      record,
-      grants: grants.filter((grant) => grant.recordId === record.id),
-      ...(planStats === undefined ? {} : { planStats }),
-    };
-  });
 }
 
 /** True for a record whose content was erased by `forget({ mode: 'redact' })`: its hash cannot be recomputed. */
