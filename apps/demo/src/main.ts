@@ -45,8 +45,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     if (MnemoError.hasCode(error, 'STORE_UNAVAILABLE') && args !== undefined) {
-      // The store is named first; '@mnemo/store-postgres' starts its messages with 'PostgreSQL: '.
-      const reason = message.replace(/^PostgreSQL: /, '');
+      // The store is named first; the stores start their messages with 'PostgreSQL: ' or 'DuckDB: '.
+      const reason = message.replace(/^(PostgreSQL|DuckDB): /, '');
       process.stderr.write(
         `mnemo demo: store unavailable (${describeStore(args.store)}): ${reason}\n`,
       );

@@ -22,7 +22,7 @@ const MASK = '***';
 export function parseStoreSpec(text: string, schema: string = DEFAULT_PG_SCHEMA): StoreSpec {
   if (text.trim() === '') throw new UsageError('--store must not be empty');
   const colon = text.indexOf(':');
-  if (colon < 0) {
+  if (colon <= 0) {
     throw new UsageError(`--store must be duckdb:<file> or postgres:<url>, got '${text}'`);
   }
   const kind = text.slice(0, colon);

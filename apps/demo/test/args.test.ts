@@ -126,6 +126,7 @@ describe('--store', () => {
       ['--store', 'mysql:x'],
       "--store: unknown store 'mysql' (expected duckdb:<file> or postgres:<url>)",
     ],
+    [['--store', ':x'], "--store must be duckdb:<file> or postgres:<url>, got ':x'"],
     [['--store', 'duckdb:'], '--store duckdb:<file> needs a file name or :memory:'],
     [
       ['--store', 'postgres:'],

@@ -170,6 +170,10 @@ describe('the mnemo CLI (the built binary)', () => {
         "mnemo: --store: unknown store 'sqlite' (expected duckdb:<file> or postgres:<url>)\n",
       ],
       [
+        ['remember', 'x', '--agent', 'a', '--store', ':x.db'],
+        "mnemo: --store must be duckdb:<file> or postgres:<url>, got ':x.db'\n",
+      ],
+      [
         ['remember', 'x', '--agent', 'a', '--store', 'postgres:not-a-url'],
         'mnemo: --store postgres:<url> needs a postgres:// URL, e.g. postgres:postgres://user:password@127.0.0.1:5432/db\n',
       ],

@@ -25,7 +25,7 @@ export function parseStoreSpec(text: string, schema: string | undefined): StoreS
   }
   const bareUrl = /^postgres(ql)?:\/\//.test(text);
   const colon = text.indexOf(':');
-  if (colon < 0 && !bareUrl) {
+  if (colon <= 0 && !bareUrl) {
     throw new UsageError(`--store must be duckdb:<file> or postgres:<url>, got '${text}'`);
   }
   const kind = bareUrl ? 'postgres' : text.slice(0, colon);
