@@ -123,6 +123,11 @@ interface AuditedRecord {
   stats?: MadeStats[] | null;
   /** The last hard `forget` naming the record: grants made before it went with it. */
   hard: EventAt | null;
+  /**
+   * Every `import` event naming the record (absent until there is one): after
+   * a hard forget, the one that restored it.
+   */
+  imports?: readonly EventAt[];
   /** The last `forget` of any mode naming it: a forgotten plan's stats go with it. */
   forgotten: EventAt | null;
   /** The content hash the last `remember` or `import` event recorded, when there is one. */
@@ -415,6 +420,7 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
   if (id === undefined || typeof hash !== 'string') return;
   const created = entry(id);
   if (event.op === 'import') {
+    created.imports = [...(created.imports ?? []), eventAt];
     const { planStats } = event.details;
     // An import records a plan's stats (null for none); one without the key (of a record that
     // is no plan, or made before imports recorded them) leaves them unchecked.
@@ -558,6 +564,11 @@ function addGrant(audit: AuditedRecord, grantee: string, grant: MadeGrant): void
  * Shares of two agents are not ordered here (their processes' clocks may
  * disagree), so a grant an earlier share of another agent made passes too;
  * one an agent's own later share replaced does not.
+ * A hard forget reads its clock before it waits for the record, so another
+ * agent's share, later by the clock, may have committed first and had its
+ * grant removed. A record hard-forgotten and here again was restored by an
+ * import: such a share must still be held only if it came after that import
+ * (there was no record to share in between).
  */
 function checkGrants(
   record: MemoryRecord,
@@ -565,11 +576,20 @@ function checkGrants(
   grants: readonly Grant[],
 ): Omit<RecordProblem, 'recordId' | 'position'> | null {
   if (audit.grants === null) return null;
+  const { hard } = audit;
   const made = (grantee: string) =>
-    (audit.grants?.get(grantee) ?? []).filter((grant) => cameAfter(grant.made, audit.hard));
-  const held = new Set<string>();
+    (audit.grants?.get(grantee) ?? []).filter((grant) => cameAfter(grant.made, hard));
+  // At most one import names the record after its hard forget: an import skips a record that exists.
+  const restored =
+    hard === null ? undefined : audit.imports?.find((event) => cameAfter(event, hard));
+  const held = (grant: MadeGrant) =>
+    !grant.shared ||
+    restored === undefined ||
+    grant.made.chain === hard?.chain ||
+    cameAfter(grant.made, restored);
+  const holders = new Set<string>();
   for (const grant of grants) {
-    held.add(grant.granteeAgentId);
+    holders.add(grant.granteeAgentId);
     const values = made(grant.granteeAgentId).map((event) => event.value);
     const as = (org: unknown) =>
       grantValue(
@@ -590,7 +610,7 @@ function checkGrants(
     }
   }
   for (const grantee of audit.grants?.keys() ?? []) {
-    if (!held.has(grantee) && made(grantee).length > 0) {
+    if (!holders.has(grantee) && made(grantee).some(held)) {
       return {
         kind: 'missing_grant',
         message: `record ${record.id}'s grant to ${grantee} was made by a share or import, and is gone`,

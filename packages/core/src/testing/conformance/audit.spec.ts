@@ -292,6 +292,68 @@ export function auditSpec(t: TestApi, h: Harness): void {
       expect((await engine.verifyAudit()).ok).toBe(true);
     });
 
+    it("verifies a record restored after a hard forget that raced another agent's share (the forget read its clock first)", async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      const b = engine.as('agent-b');
+      const c = engine.as('agent-c');
+      const { id } = await a.remember({ content: 'shared, forgotten, restored', scope: 'shared' });
+      await a.share({ recordId: id, with: ['agent-b'], permission: 'admin' });
+      await a.share({ recordId: id, with: ['agent-c'], permission: 'share' });
+      const backup: ExportedRecord[] = [];
+      for await (const item of engine.exportRecords()) backup.push(item);
+      let shared = false;
+      // agent-b's hard forget reads the clock, then waits while agent-c's share (later by the
+      // clock) commits: the forget removes the grant that share made.
+      const racing = replacing(store, {
+        transaction: async (work) => {
+          if (!shared) {
+            shared = true;
+            clock.advance(1000);
+            await c.share({ recordId: id, with: ['agent-d'] });
+          }
+          return store.transaction(work);
+        },
+      });
+      await createEngine({ store: racing, clock })
+        .as('agent-b')
+        .forget({ ids: [id], mode: 'hard' });
+      expect(shared).toBe(true);
+      clock.advance(1000);
+      // Restored into the owner's chain, agent-a's.
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      expect((await store.listGrants([id])).map((grant) => grant.granteeAgentId).sort()).toEqual([
+        'agent-b',
+        'agent-c',
+      ]);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+
+      // The grants the restore brought back must still be held, and so must later shares: one
+      // by the forgetting agent in the restore's millisecond, one by another agent after it.
+      await b.share({ recordId: id, with: ['agent-e'] });
+      clock.advance(1000);
+      await c.share({ recordId: id, with: ['agent-f'] });
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+      for (const gone of ['agent-b', 'agent-e', 'agent-f']) {
+        const dropped = replacing(store, {
+          listGrants: async (ids) =>
+            (await store.listGrants(ids)).filter((grant) => grant.granteeAgentId !== gone),
+        });
+        expect(await createEngine({ store: dropped }).verifyRecords(), gone).toEqual({
+          ok: false,
+          records: 1,
+          problems: [
+            {
+              kind: 'missing_grant',
+              recordId: id,
+              position: 1,
+              message: `record ${id}'s grant to ${gone} was made by a share or import, and is gone`,
+            },
+          ],
+        });
+      }
+    });
+
     it('verifies records while a record written after the log was read is shared or forgotten after the scan', async () => {
       const { engine, store } = await h.open();
       const a = engine.as('agent-a');
