@@ -25,7 +25,15 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-const SPLIT = /[^\p{L}\p{N}]+/u;
+// A combining mark belongs to the letter before it (Devanagari vowel signs, Arabic harakat).
+const SPLIT = /[^\p{L}\p{M}\p{N}]+/u;
+
+/** Scripts written without spaces between words: their runs are split into words by ICU. */
+const UNSPACED =
+  /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+
+// ICU's dictionary word breaks; the root locale, so that every process splits text alike.
+const words = new Intl.Segmenter('und', { granularity: 'word' });
 
 const LATIN_WORD = /^[a-z]+$/;
 
@@ -72,17 +80,26 @@ function wordTerm(word: string): string {
 
 /**
  * Terms of `text` in order: NFKC-normalized, lowercased, split on anything
- * that is not a letter or digit, stop words removed, words of plain Latin
+ * that is not a letter, combining mark or digit, runs of scripts written
+ * without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) split into
+ * words by ICU's word breaks, stop words removed, words of plain Latin
  * letters reduced to their Porter stem ("hiking" and "hikes" → "hike"), and
  * cut to `MAX_TERM_LENGTH` code points.
  */
 export function analyze(text: string): string[] {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .split(SPLIT)
-    .filter((term) => term.length > 0 && !STOP_WORDS.has(term))
-    .map(wordTerm);
+  const normalized = text.normalize('NFKC').toLowerCase();
+  const unspaced = UNSPACED.test(normalized);
+  const terms: string[] = [];
+  for (const run of normalized.split(SPLIT)) {
+    if (unspaced && UNSPACED.test(run)) {
+      for (const { segment } of words.segment(run)) addTerm(terms, segment);
+    } else addTerm(terms, run);
+  }
+  return terms;
+}
+
+function addTerm(terms: string[], word: string): void {
+  if (word.length > 0 && !STOP_WORDS.has(word)) terms.push(wordTerm(word));
 }
 
 export interface TermFrequency {

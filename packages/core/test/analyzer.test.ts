@@ -32,6 +32,23 @@ describe('analyzer', () => {
     expect(analyze('naïve cafés 東京 42nd')).toEqual(['naïve', 'cafés', '東京', '42nd']);
   });
 
+  it('keeps combining marks in their word: Devanagari vowel signs, Arabic harakat, a Latin letter without a precomposed form', () => {
+    expect(analyze('हिन्दी भाषा सीखना')).toEqual(['हिन्दी', 'भाषा', 'सीखना']);
+    expect(analyze('نصٌّ عَرَبِيّ')).toEqual(['نصٌّ', 'عَرَبِيّ']);
+    expect(analyze('x\u0302y cafe\u0301')).toEqual(['x\u0302y', 'café']);
+  });
+
+  it('splits scripts written without spaces into words (Chinese, Japanese, Thai), in documents and queries alike', () => {
+    expect(analyze('我喜欢学习中文。')).toEqual(['我', '喜欢', '学习', '中文']);
+    expect(analyze('東京タワーに行きました')).toEqual(['東京タワー', 'に', '行き', 'ま', 'した']);
+    expect(analyze('ภาษาไทยง่ายมาก')).toEqual(['ภาษา', 'ไทย', 'ง่าย', 'มาก']);
+    // Words of other scripts beside them are analyzed as everywhere else.
+    expect(analyze('Hiking in 東京 with the dogs')).toEqual(['hike', '東京', 'dog']);
+    expect(analyze('hiking東京')).toEqual(['hike', '東京']);
+    expect(queryTerms('東京タワー')).toEqual(['東京タワー']);
+    expect(analyze('한국어를 배우고 있어요')).toEqual(['한국어를', '배우고', '있어요']);
+  });
+
   it('gives a word the same term however often it recurs, after any number of other words', () => {
     expect(analyze('hiking hiking')).toEqual(['hike', 'hike']);
     const others = Array.from({ length: 150_000 }, (_, i) => `q${i.toString(36)}`).join(' ');
@@ -43,7 +60,7 @@ describe('analyzer', () => {
     const long = 'ab12'.repeat(1000);
     expect(analyze(`blob ${long} end`)).toEqual(['blob', long.slice(0, 64), 'end']);
     expect(queryTerms(long)).toEqual([long.slice(0, 64)]);
-    expect(analyze('𠀀'.repeat(70))).toEqual(['𠀀'.repeat(64)]);
+    expect(analyze('𐐨'.repeat(70))).toEqual(['𐐨'.repeat(64)]);
   });
 
   it('counts term frequencies and the document length', () => {

@@ -381,6 +381,23 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       await check(live.filter((doc) => !gone.includes(doc.id)));
     });
 
+    it('finds words of scripts written without spaces, and of scripts with combining marks', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      const tokyo = await a.remember({ content: '昨日、東京タワーに行きました。' });
+      const chinese = await a.remember({ content: '我喜欢学习中文' });
+      const thai = await a.remember({ content: 'ภาษาไทยง่ายมาก' });
+      const hindi = await a.remember({ content: 'मुझे हिन्दी पसंद है' });
+      await a.remember({ content: 'हम दिल्ली में रहते हैं' });
+      const found = async (query: string) =>
+        (await a.recall({ query, strategy: 'lexical' })).hits.map((hit) => hit.record.id);
+      expect(await found('東京タワー')).toEqual([tokyo.id]);
+      expect(await found('中文')).toEqual([chinese.id]);
+      expect(await found('ไทย')).toEqual([thai.id]);
+      expect(await found('हिन्दी')).toEqual([hindi.id]);
+      expect(await found('大阪')).toEqual([]);
+    });
+
     it('returns nothing for a query of stop words only, and respects the limit', async () => {
       const { engine } = await h.open();
       const a = engine.as('agent-a');
