@@ -1,0 +1,89 @@
+import { createEngine, type Engine, MnemoError } from '@mnemo/core';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { ownPool, type PostgresPool } from '../src/pool.js';
+import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { wrapClients } from './wrap-clients.js';
+
+const schemas: string[] = [];
+const engines: Engine[] = [];
+const pools: PostgresPool[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.close();
+  for (const pool of pools.splice(0)) await pool.end();
+});
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(schema);
+});
+
+/**
+ * An engine whose record inserts fail on the server with `sqlstates`, one per
+ * insert, in turn (then succeed), as a deadlock or a serialization failure
+ * would fail them; `runs` counts the transactions begun.
+ */
+async function failingInserts(sqlstates: string[]) {
+  const schema = uniqueSchema('retries');
+  schemas.push(schema);
+  const inner = ownPool({ connectionString: PG_URL as string });
+  pools.push(inner);
+  const runs = { begun: 0 };
+  const pool = wrapClients(inner, (client, text) => (config, values) => {
+    const statement = text(config);
+    if (statement === 'BEGIN') runs.begun += 1;
+    const sqlstate = statement === 'WITH src AS' ? sqlstates.shift() : undefined;
+    if (sqlstate === undefined) return client.query(config, values);
+    // Raised by the server, so that it aborts the transaction as a real deadlock does.
+    return client.query(
+      `DO $$ BEGIN RAISE EXCEPTION 'injected failure' USING ERRCODE = '${sqlstate}'; END $$`,
+    );
+  });
+  const engine = createEngine({
+    store: createPostgresStore({ pool, schema, vector: 'array' }),
+  });
+  await engine.init();
+  engines.push(engine);
+  runs.begun = 0; // init()'s migrations ran some
+  return { engine, runs };
+}
+
+describePostgres('transactions that lose a deadlock or a serialization failure', () => {
+  it('run again, up to three runs in all, and commit once', async () => {
+    const { engine, runs } = await failingInserts(['40P01', '40001']);
+    const { id } = await engine.as('agent-a').remember({ content: 'a note' });
+    expect(runs.begun).toBe(3);
+    expect((await engine.store.scanRecords({ limit: 10 })).map((r) => r.id)).toEqual([id]);
+    expect(await engine.verifyAudit()).toMatchObject({ ok: true, events: 1 });
+  });
+
+  it('fail with STORE_UNAVAILABLE after the third run, writing nothing', async () => {
+    const { engine, runs } = await failingInserts(['40P01', '40P01', '40P01']);
+    const error = await engine
+      .as('agent-a')
+      .remember({ content: 'a note' })
+      .catch((e: unknown) => e);
+    expect(MnemoError.isInstance(error) && [error.code, error.details.sqlstate]).toEqual([
+      'STORE_UNAVAILABLE',
+      '40P01',
+    ]);
+    expect(runs.begun).toBe(3);
+    expect(await engine.store.scanRecords({ limit: 10 })).toEqual([]);
+    expect(await engine.verifyAudit()).toMatchObject({ ok: true, events: 0 });
+    // The next call runs as usual.
+    await engine.as('agent-a').remember({ content: 'a note' });
+    expect(runs.begun).toBe(4);
+  });
+
+  it('are not run again for any other failure', async () => {
+    const { engine, runs } = await failingInserts(['23505']);
+    const error = await engine
+      .as('agent-a')
+      .remember({ content: 'a note' })
+      .catch((e: unknown) => e);
+    expect(MnemoError.isInstance(error) && [error.code, error.details.sqlstate]).toEqual([
+      'INTERNAL',
+      '23505',
+    ]);
+    expect(runs.begun).toBe(1);
+    expect(await engine.store.scanRecords({ limit: 10 })).toEqual([]);
+  });
+});
