@@ -147,10 +147,44 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
       { connectionString: PG_URL, vectorDimensions: 0 },
       { connectionString: PG_URL, statementTimeoutMs: -1 },
       { connectionString: PG_URL, prepareStatements: 'yes' },
+      // Each bound, one past it.
+      { connectionString: PG_URL, schema: `s${'x'.repeat(63)}` },
+      { connectionString: PG_URL, schema: '1abc' },
+      { connectionString: PG_URL, vectorDimensions: 16_001 },
+      { connectionString: PG_URL, vectorDimensions: 1.5 },
+      { connectionString: PG_URL, statementTimeoutMs: 0 },
+      { connectionString: PG_URL, connectionTimeoutMs: 0 },
+      { connectionString: PG_URL, maxConnections: 0 },
+      { connectionString: PG_URL, maxConnections: 2.5 },
+      { connectionString: PG_URL, createSchema: 'no' },
+      { connectionString: PG_URL, vectorIndex: 'hnsw' },
     ]) {
       expect(() => createPostgresStore(options as never)).toThrow(
         expect.objectContaining({ code: 'INVALID_INPUT' }),
       );
+    }
+    expect(() => createPostgresStore(null as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+    // And each bound itself is taken (createPostgresStore does no I/O).
+    for (const options of [
+      { connectionString: PG_URL as string, schema: `s${'x'.repeat(62)}` },
+      { connectionString: PG_URL as string, schema: '_pg_x' },
+      { connectionString: PG_URL as string, schema: 'pgx' },
+      { connectionString: PG_URL as string, vectorDimensions: 1 },
+      { connectionString: PG_URL as string, vectorDimensions: 16_000 },
+      {
+        connectionString: PG_URL as string,
+        statementTimeoutMs: 1,
+        connectionTimeoutMs: 1,
+        maxConnections: 1,
+        createSchema: false,
+        prepareStatements: false,
+        vector: 'pgvector' as const,
+        vectorIndex: 'sql' as const,
+      },
+    ]) {
+      expect(createPostgresStore(options).capabilities.name).toBe('postgres');
     }
     // The types refuse neither and both as well (the typecheck checks these lines).
     const invalidInput = expect.objectContaining({ code: 'INVALID_INPUT' });
