@@ -90,6 +90,44 @@ describePostgres('audit chain heads', () => {
     ]);
   });
 
+  it('reads the head first for 1, 3, 7, … transactions after stale heads in a row, at most 63', async () => {
+    const schema = uniqueSchema('chain_heads');
+    schemas.push(schema);
+    const open = async (heads: string[]) => {
+      const engine = createEngine({
+        store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
+      });
+      await engine.init();
+      engines.push(engine);
+      return engine.as('agent-a');
+    };
+    const mine: string[] = [];
+    const a = await open(mine);
+    const b = await open([]);
+    await a.remember({ content: 'a 0' });
+    expect(mine).toEqual(['read']);
+    // The other process advances the chain before each write of this one: every head this
+    // one expects is stale, and after each stale head it reads the head for a while.
+    const readsBetween: number[] = [];
+    let reads = 0;
+    for (let n = 1; readsBetween.length < 8; n += 1) {
+      await b.remember({ content: `b ${n}` });
+      mine.length = 0;
+      await a.remember({ content: `a ${n}` });
+      if (mine[0] === 'expected') {
+        expect(mine).toEqual(['expected', 'read']);
+        readsBetween.push(reads);
+        reads = 0;
+      } else {
+        expect(mine).toEqual(['read']);
+        reads += 1;
+      }
+    }
+    // Reads between one stale head and the next: 1, 3, 7, … up to 63 after each, the run
+    // again included (none before the first; after the first, that run again only).
+    expect(readsBetween).toEqual([0, 0, 2, 6, 14, 30, 62, 62]);
+  });
+
   it('runs again on a stale head however many transactions of this process append to the chain at once', async () => {
     const schema = uniqueSchema('chain_heads');
     schemas.push(schema);
