@@ -43,7 +43,7 @@ async function failingInserts(sqlstates: string[]) {
   await engine.init();
   engines.push(engine);
   runs.begun = 0; // init()'s migrations ran some
-  return { engine, runs };
+  return { engine, runs, schema };
 }
 
 describePostgres('transactions that lose a deadlock or a serialization failure', () => {
@@ -74,16 +74,38 @@ describePostgres('transactions that lose a deadlock or a serialization failure',
   });
 
   it('are not run again for any other failure', async () => {
-    const { engine, runs } = await failingInserts(['23505']);
-    const error = await engine
-      .as('agent-a')
-      .remember({ content: 'a note' })
-      .catch((e: unknown) => e);
-    expect(MnemoError.isInstance(error) && [error.code, error.details.sqlstate]).toEqual([
-      'INTERNAL',
-      '23505',
-    ]);
-    expect(runs.begun).toBe(1);
-    expect(await engine.store.scanRecords({ limit: 10 })).toEqual([]);
+    // 22012 (division by zero) too: only a chain head found stale runs again on it.
+    for (const sqlstate of ['23505', '22012']) {
+      const { engine, runs } = await failingInserts([sqlstate]);
+      const error = await engine
+        .as('agent-a')
+        .remember({ content: 'a note' })
+        .catch((e: unknown) => e);
+      expect(MnemoError.isInstance(error) && [error.code, error.details.sqlstate]).toEqual([
+        'INTERNAL',
+        sqlstate,
+      ]);
+      expect(runs.begun).toBe(1);
+      expect(await engine.store.scanRecords({ limit: 10 })).toEqual([]);
+    }
+  });
+
+  it('expect no chain head in their last run, so a head another process advanced cannot fail it', async () => {
+    const failures: string[] = [];
+    const { engine, runs, schema } = await failingInserts(failures);
+    await engine.as('agent-a').remember({ content: 'one' }); // its head is now known
+    const other = createEngine({
+      store: createPostgresStore({ connectionString: PG_URL as string, schema, vector: 'array' }),
+    });
+    await other.init();
+    engines.push(other);
+    await other.as('agent-a').remember({ content: 'two' });
+    // Both failed runs expected the head this process knew (the deadlock, reported first,
+    // hid that it was stale); the last reads it.
+    failures.push('40P01', '40P01');
+    runs.begun = 0;
+    await engine.as('agent-a').remember({ content: 'three' });
+    expect(runs.begun).toBe(3);
+    expect(await engine.verifyAudit()).toMatchObject({ ok: true, events: 3 });
   });
 });
