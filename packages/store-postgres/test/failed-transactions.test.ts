@@ -19,15 +19,16 @@ afterAll(async () => {
 /**
  * An engine whose record inserts fail on the server with `sqlstates`, one per
  * insert, in turn (then succeed), as a deadlock or a serialization failure
- * would fail them; `runs` counts the transactions begun.
+ * would fail them; `runs` counts the transactions begun, and notes what
+ * each client was released with.
  */
 async function failingInserts(sqlstates: string[]) {
   const schema = uniqueSchema('retries');
   schemas.push(schema);
   const inner = ownPool({ connectionString: PG_URL as string });
   pools.push(inner);
-  const runs = { begun: 0 };
-  const pool = wrapClients(inner, (client, text) => (config, values) => {
+  const runs = { begun: 0, released: [] as unknown[] };
+  const wrapped = wrapClients(inner, (client, text) => (config, values) => {
     const statement = text(config);
     if (statement === 'BEGIN') runs.begun += 1;
     const sqlstate = statement === 'WITH src AS' ? sqlstates.shift() : undefined;
@@ -37,6 +38,20 @@ async function failingInserts(sqlstates: string[]) {
       `DO $$ BEGIN RAISE EXCEPTION 'injected failure' USING ERRCODE = '${sqlstate}'; END $$`,
     );
   });
+  // What each client was released with (an error discards it).
+  const pool: PostgresPool = {
+    ...wrapped,
+    connect: async () => {
+      const client = await wrapped.connect();
+      return {
+        ...client,
+        release: (error) => {
+          runs.released.push(error);
+          client.release(error);
+        },
+      };
+    },
+  };
   const engine = createEngine({
     store: createPostgresStore({ pool, schema, vector: 'array' }),
   });
@@ -87,6 +102,19 @@ describePostgres('transactions that lose a deadlock or a serialization failure',
       ]);
       expect(runs.begun).toBe(1);
       expect(await engine.store.scanRecords({ limit: 10 })).toEqual([]);
+    }
+  });
+
+  it('discard their connection when they fail with STORE_UNAVAILABLE, and only then', async () => {
+    // A statement timeout (57014) may leave the connection busy; a unique violation does not.
+    for (const [sqlstate, discarded] of [
+      ['57014', true],
+      ['23505', false],
+    ] as const) {
+      const { engine, runs } = await failingInserts([sqlstate]);
+      runs.released.length = 0;
+      await expect(engine.as('agent-a').remember({ content: 'a note' })).rejects.toThrow();
+      expect(runs.released.map((error) => MnemoError.isInstance(error))).toEqual([discarded]);
     }
   });
 
