@@ -355,7 +355,12 @@ class PostgresStore implements MemoryStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.track(fn(new Session(pool, this.schema, this.prepare)));
+    return this.track(this.readOn(pool, fn));
+  }
+
+  /** `fn` on `pool`, untracked: for the steps of an operation tracked as a whole. */
+  private readOn<T>(pool: PostgresPool, fn: (session: Session) => Promise<T>): Promise<T> {
+    return fn(new Session(pool, this.schema, this.prepare));
   }
 
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
@@ -470,6 +475,20 @@ class PostgresStore implements MemoryStore {
       : this.searchVectorInMemory(query);
 
   /**
+   * `searchVectorFromCache`, tracked as a whole: its statements run one after another, and
+   * `close()` lets the search finish rather than fail its next statement.
+   */
+  private searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
+    let pool: PostgresPool;
+    try {
+      pool = this.openPool();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.track(this.searchVectorFromCache(pool, query));
+  }
+
+  /**
    * Finds the candidates on the vector cache, then has PostgreSQL check
    * their visibility and filters, and scores them, with the records written
    * since the cache's snapshot, as the full query would.
@@ -481,14 +500,19 @@ class PostgresStore implements MemoryStore {
    * query answers. A search within a thread goes to the full query at once:
    * the thread index serves it.
    */
-  private async searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
-    const cache = await this.refreshVectors();
+  private async searchVectorFromCache(
+    pool: PostgresPool,
+    query: VectorQuery,
+  ): Promise<ScoredRecord[]> {
+    const cache = await this.refreshVectors(pool);
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.vector, depth);
       const from = cache.position;
       if (found === null || from === null) break;
-      const ranked = await this.read((s) => scoreVectorCandidates(s, query, found.ids, from));
+      const ranked = await this.readOn(pool, (s) =>
+        scoreVectorCandidates(s, query, found.ids, from),
+      );
       const last = ranked[query.limit - 1];
       if (
         last === undefined
@@ -498,7 +522,7 @@ class PostgresStore implements MemoryStore {
         return ranked.slice(0, query.limit);
       }
       const version = cache.version;
-      const gone = await this.read((s) => goneRecords(s, found.ids));
+      const gone = await this.readOn(pool, (s) => goneRecords(s, found.ids));
       if (gone.length > 0) {
         cache.drop(gone, version);
       } else if (ranked.length === 0) {
@@ -509,14 +533,16 @@ class PostgresStore implements MemoryStore {
         depth = Math.max(2 * depth, wanted);
       }
     }
-    return this.read((s) => queries.searchVector(s, query, this.pgvector));
+    return this.readOn(pool, (s) => queries.searchVector(s, query, this.pgvector));
   }
 
-  /** The vector cache, loaded by the first call (see VectorCache). */
-  private vectorCache(): Promise<VectorCache> {
+  /** The vector cache, loaded by the first call (see VectorCache), on `pool`. */
+  private vectorCache(pool: PostgresPool): Promise<VectorCache> {
     if (this.vectorsLoading === null) {
       const cache = new VectorCache();
-      const load = this.read((s) => loadVectorCache(s, cache, this.pgvector)).then(() => cache);
+      const load = this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector)).then(
+        () => cache,
+      );
       this.vectorsLoading = load.catch((error) => {
         cache.close();
         this.vectorsLoading = null;
@@ -534,13 +560,14 @@ class PostgresStore implements MemoryStore {
    * another run of the transaction ids (see `FeedPosition.run`: a restart, a
    * crash, a restore), the cache is loaded anew.
    */
-  private refreshVectors(): Promise<VectorCache> {
+  private refreshVectors(pool: PostgresPool): Promise<VectorCache> {
     if (this.refreshing === null) {
-      const run = this.vectorCache().then(async (cache) => {
-        if (await this.read((s) => refreshVectorCache(s, cache, this.pgvector))) return cache;
+      const run = this.vectorCache(pool).then(async (cache) => {
+        if (await this.readOn(pool, (s) => refreshVectorCache(s, cache, this.pgvector)))
+          return cache;
         this.vectorsLoading = null;
         cache.close();
-        return this.vectorCache();
+        return this.vectorCache(pool);
       });
       this.refreshing = run.finally(() => {
         this.refreshing = null;
@@ -551,7 +578,7 @@ class PostgresStore implements MemoryStore {
       .catch(() => undefined)
       .then(() => {
         this.nextRefresh = null;
-        return this.refreshVectors();
+        return this.refreshVectors(pool);
       });
     return this.nextRefresh;
   }

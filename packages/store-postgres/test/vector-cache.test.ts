@@ -185,6 +185,37 @@ describePostgres('vector search from memory', () => {
     );
   }
 
+  for (const [kind, url] of urls) {
+    it.skipIf(url === undefined)(
+      `lets a search running when close() is called finish, the codes loading or loaded (${kind})`,
+      async () => {
+        const { schema, engine, sql } = await setUp(url as string);
+        await engine.as('agent-a').rememberMany(texts(5, 40).map((content) => ({ content })));
+        const [vector] = await embedder.embed(['dog park']);
+        const query = {
+          visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
+          filters: {},
+          vector: vector as Float32Array,
+          limit: 5,
+        };
+        const expected = answer(await sql.searchVector(query));
+        expect(expected).toHaveLength(5);
+        // The first search loads the codes; a later one refreshes them and checks candidates.
+        for (const searchesBefore of [0, 1]) {
+          const memory = store(url as string, schema, 'memory');
+          await memory.init();
+          for (let n = 0; n < searchesBefore; n += 1) await memory.searchVector(query);
+          const search = memory.searchVector(query);
+          await memory.close();
+          expect(answer(await search)).toEqual(expected);
+          await expect(memory.searchVector(query)).rejects.toMatchObject({
+            code: 'STORE_UNAVAILABLE',
+          });
+        }
+      },
+    );
+  }
+
   it.skipIf(PGVECTOR_URL === undefined)(
     'answers callers who see few of the records, shared ones included',
     async () => {
