@@ -1,3 +1,5 @@
+import { planAccess } from '../../engine/plan-access.js';
+import type { ListQuery } from '../../ports/memory-store.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function visibilitySpec(t: TestApi, h: Harness): void {
@@ -56,6 +58,31 @@ export function visibilitySpec(t: TestApi, h: Harness): void {
         }
         expect({ name, gettable: gettable.sort() }).toEqual({ name, gettable: want });
       }
+    });
+
+    it('lists the visible records in id order, after afterId and at most limit, plans only when asked', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const ids: string[] = [];
+      for (const content of ['one', 'two', 'three', 'four']) {
+        ids.push((await a.remember({ content })).id);
+      }
+      const plan = await planAccess(a).writePlan({
+        query: 'five',
+        payload: { steps: [] },
+        tokens: ['five'],
+      });
+      await engine.as('agent-b').remember({ content: 'not visible to agent-a' });
+      const visibility = { agentId: 'agent-a', orgId: null, now: clock.now() };
+      const list = async (query: Partial<ListQuery>) =>
+        (await store.list({ visibility, filters: {}, ...query })).map((v) => v.record.id);
+      expect(await list({})).toEqual(ids);
+      expect(await list({ includePlans: true })).toEqual([...ids, plan.id]);
+      expect(await list({ afterId: ids[1] })).toEqual(ids.slice(2));
+      expect(await list({ afterId: ids[1], limit: 1 })).toEqual([ids[2]]);
+      expect(await list({ limit: 2 })).toEqual(ids.slice(0, 2));
+      expect(await list({ afterId: ids[3], includePlans: true })).toEqual([plan.id]);
+      expect(await list({ afterId: plan.id as string, includePlans: true })).toEqual([]);
     });
 
     it('answers an invisible record exactly like a missing one', async () => {
