@@ -223,6 +223,12 @@ describePostgres('record storage', () => {
     await a.remember({ content: 'the dog sleeps', memoryType: 'semantic', tags: ['pets'] });
     await a.remember({ content: 'a dog for a day', expiresAt: new Date(Date.now() + 3_600_000) });
     await engine.as('agent-b').remember({ content: 'dog', scope: 'global' });
+    // Neither a forgotten record nor a plan counts in the statistics or has tag rows.
+    const forgotten = await a.remember({ content: 'a forgotten dog', tags: ['pets'] });
+    await a.forget({ ids: [forgotten.id] });
+    await planAccess(
+      createEngine({ store: engine.store, experienceMemory: true }).as('agent-a'),
+    ).writePlan({ query: 'dog plan', payload: { steps: [] }, tokens: ['dog', 'plan'] });
     await engine.close();
     cleanup.pop();
     await adminQuery(`ALTER TABLE "${schema}".mnemo_records RESET (toast_tuple_target)`);
@@ -328,8 +334,10 @@ describePostgres('record storage', () => {
     );
     expect(written.rows.map((row) => [row.content, row.known])).toEqual([
       ['a dog for a day', false],
+      ['a forgotten dog', false],
       ['a later dog', true],
       ['dog', false],
+      ['dog plan', false],
       ['the dog sleeps', false],
       ['walking the dog, walking the cat', false],
     ]);
