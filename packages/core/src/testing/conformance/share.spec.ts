@@ -1,3 +1,5 @@
+import type { RecordFilters } from '../../ports/memory-store.js';
+import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function shareSpec(t: TestApi, h: Harness): void {
@@ -105,6 +107,107 @@ export function shareSpec(t: TestApi, h: Harness): void {
       expect((await b.get(id)).id).toBe(id);
       clock.advance(1);
       await expect(b.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('a lapsed grant hides the record from every read path at expiresAt, not a millisecond before', async () => {
+      const { engine, store, clock } = await h.open({
+        embedder: createHashEmbedder({ dimensions: 16 }),
+      });
+      const owner = engine.as('owner');
+      const b = engine.as('agent-b');
+      const { id } = await owner.remember({
+        content: 'temporary access note',
+        scope: 'shared',
+        tags: ['temp'],
+        threadId: 'thread-1',
+      });
+      const expiresAt = new Date(clock.now().getTime() + 10_000);
+      await owner.share({ recordId: id, with: ['agent-b'], expiresAt });
+      // Each filter takes another path in some store (postings, tags, records, vectors, thread).
+      const lexical: RecordFilters[] = [
+        {},
+        { memoryTypes: ['episodic'] },
+        { tagsAny: ['temp'] },
+        { minImportance: 0 },
+      ];
+      const seen = async () => {
+        const found: string[][] = [];
+        for (const filters of lexical) {
+          const { hits } = await b.recall({
+            query: 'temporary note',
+            strategy: 'lexical',
+            filters,
+          });
+          found.push(hits.map((hit) => hit.record.id));
+        }
+        for (const strategy of ['semantic', 'hybrid'] as const) {
+          const { hits } = await b.recall({ query: 'temporary access note', strategy });
+          found.push(hits.map((hit) => hit.record.id));
+        }
+        const inThread = await b.recall({
+          query: 'temporary access note',
+          strategy: 'semantic',
+          filters: { threadId: 'thread-1' },
+        });
+        found.push(inThread.hits.map((hit) => hit.record.id));
+        const now = clock.now();
+        const listed = await store.list({
+          visibility: { agentId: 'agent-b', orgId: null, now },
+          filters: {},
+        });
+        found.push(listed.map((visible) => visible.record.id));
+        found.push(
+          await b.get(id).then(
+            (record) => [record.id],
+            () => [],
+          ),
+        );
+        return found;
+      };
+      clock.advance(9_999);
+      expect(await seen()).toEqual(Array(9).fill([id]));
+      clock.advance(1);
+      expect(await seen()).toEqual(Array(9).fill([]));
+    });
+
+    it("reports the caller's permission on each record it sees: its grant's, at least read where it may read", async () => {
+      const { engine, store, clock } = await h.open();
+      const owner = engine.as('owner', { orgId: 'acme' });
+      const notes: Record<string, string> = {};
+      for (const scope of ['shared', 'public', 'global'] as const) {
+        notes[scope] = (await owner.remember({ content: `${scope} note`, scope })).id;
+      }
+      await owner.share({
+        recordId: notes.shared as string,
+        with: ['grantee'],
+        permission: 'write',
+      });
+      await owner.share({
+        recordId: notes.public as string,
+        with: ['grantee'],
+        permission: 'delete',
+      });
+      const permissions = async (agentId: string, orgId: string | null) => {
+        const visibility = { agentId, orgId, now: clock.now() };
+        const got = await store.get(visibility, Object.values(notes));
+        const listed = await store.list({ visibility, filters: {} });
+        expect(listed).toEqual([...got].sort((x, y) => (x.record.id < y.record.id ? -1 : 1)));
+        return Object.fromEntries(
+          got.map(({ record, permission }) => [record.content.split(' ')[0], permission]),
+        );
+      };
+      expect(await permissions('owner', 'acme')).toEqual({
+        shared: 'admin',
+        public: 'admin',
+        global: 'admin',
+      });
+      expect(await permissions('grantee', 'acme')).toEqual({
+        shared: 'write',
+        public: 'delete',
+        global: 'read',
+      });
+      expect(await permissions('colleague', 'acme')).toEqual({ public: 'read', global: 'read' });
+      expect(await permissions('outsider', null)).toEqual({ global: 'read' });
     });
 
     it('refuses to share a private record, and grants on public records add permissions', async () => {
