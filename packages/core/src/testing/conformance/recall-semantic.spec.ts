@@ -91,6 +91,47 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       expect((await a.recall({ query: 'what is it', strategy: 'semantic' })).hits).toEqual([]);
     });
 
+    it('ranks every record with a similarity ahead of however many without one, in a thread too', async () => {
+      const embedder = createHashEmbedder({ dimensions: 32 });
+      const { engine } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      // Zero vectors (stop words only), with smaller ids than the others, and more of them than
+      // a limit plus any margin of candidates a store may take before it scores exactly.
+      await a.rememberMany(
+        Array.from({ length: 200 }, (_, i) => ({
+          content: 'the '.repeat(i + 1).trim(),
+          threadId: 'thread-1',
+        })),
+      );
+      // One shared with agent-a too (in PostgreSQL, another branch of the scan).
+      const b = engine.as('agent-b');
+      const shared = await b.remember({ content: 'of the', scope: 'shared', threadId: 'thread-1' });
+      await b.share({ recordId: shared.id, with: ['agent-a'] });
+      const ids = [];
+      for (const content of CORPUS) {
+        ids.push((await a.remember({ content, threadId: 'thread-1' })).id);
+      }
+      const expected = (await referenceRanking(embedder, ids, 'mountain hiking trails')).map(
+        (e) => e.id,
+      );
+      expect(expected).toHaveLength(CORPUS.length);
+      for (const filters of [{}, { threadId: 'thread-1' }]) {
+        for (const limit of [1, 5, 100]) {
+          const { hits } = await a.recall({
+            query: 'mountain hiking trails',
+            strategy: 'semantic',
+            limit,
+            filters,
+          });
+          expect({ filters, limit, ids: hits.map((hit) => hit.record.id) }).toEqual({
+            filters,
+            limit,
+            ids: expected.slice(0, limit),
+          });
+        }
+      }
+    });
+
     it('applies each filter to semantic recall exactly, ranking what passes as the reference', async () => {
       const embedder = createHashEmbedder({ dimensions: 32 });
       const { engine, clock } = await h.open({ embedder });
