@@ -53,6 +53,35 @@ describePostgres('the pool a store creates from a connection string', () => {
     ]);
   });
 
+  it('takes its size and timeouts from the options, by default 10 connections, 5 s to connect, 30 s a statement', async () => {
+    const settings = (options: Parameters<typeof ownPool>[0]) => {
+      const pool = ownPool(options) as unknown as pg.Pool;
+      cleanup.push(() => pool.end());
+      const { max, connectionTimeoutMillis, statement_timeout, query_timeout } = pool.options;
+      return { max, connectionTimeoutMillis, statement_timeout, query_timeout };
+    };
+    expect(settings({ connectionString: PG_URL as string })).toEqual({
+      max: 10,
+      connectionTimeoutMillis: 5_000,
+      statement_timeout: 30_000,
+      // The client gives up 5 s after the server should have.
+      query_timeout: 35_000,
+    });
+    expect(
+      settings({
+        connectionString: PG_URL as string,
+        maxConnections: 3,
+        connectionTimeoutMs: 700,
+        statementTimeoutMs: 1_234,
+      }),
+    ).toEqual({
+      max: 3,
+      connectionTimeoutMillis: 700,
+      statement_timeout: 1_234,
+      query_timeout: 6_234,
+    });
+  });
+
   it('survives connections killed while new or in use: every failing call is STORE_UNAVAILABLE', async () => {
     // Its own application name, so that only this test's connections are killed.
     const name = `mnemo-killed-${process.pid}`;
