@@ -54,6 +54,16 @@ const PAIRS: [number[], number[]][] = [
     [3, 4],
     [4, 3],
   ],
+  // Cosines that, times 1e10, are exactly halfway between two integers: rounded to the even
+  // one, down (…774.5) and up (…409.5), as PostgreSQL's round(float8) does.
+  [
+    [1, 0],
+    [2003, 612],
+  ],
+  [
+    [1, 0],
+    [1419, 106],
+  ],
   ...Array.from({ length: 40 }, (_, i): [number[], number[]] => [
     vector(i + 1, 384),
     vector(i + 101, 384),
