@@ -148,6 +148,31 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       ]).toEqual([true, [1, 2]]);
     });
 
+    it('reads a new chain as headless until an event is appended, whatever transactions read it before', async () => {
+      const { engine, store, clock } = await h.open();
+      // Committed and rolled back, a transaction that only reads a new chain's head leaves none.
+      expect(await store.transaction((tx) => tx.auditHead('agent-a'))).toBeNull();
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.auditHead('agent-a');
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      expect(await store.transaction((tx) => tx.auditHead('agent-a'))).toBeNull();
+      expect(await store.auditHeads()).toEqual([]);
+      await engine.as('agent-a').remember({ content: 'first' });
+      const [event] = await store.readAudit({ limit: 10 });
+      expect(await store.auditHeads()).toEqual([
+        { chain: 'agent-a', seq: 1, hash: event?.hash as string },
+      ]);
+      expect(await store.transaction((tx) => tx.auditHead('agent-a'))).toEqual({
+        chain: 'agent-a',
+        seq: 1,
+        hash: event?.hash,
+      });
+      expect([(await engine.verifyAudit()).ok, event?.at]).toEqual([true, clock.now()]);
+    });
+
     it("finds live duplicates among the transaction's own inserts, and not deleted or expired ones", async () => {
       const { engine, store, clock } = await h.open();
       // A remember first, so that a store that loads what it knows of its records on the
