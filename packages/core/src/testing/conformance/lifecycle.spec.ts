@@ -201,6 +201,18 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       expect([...found]).toEqual([['key-live', live]]);
       const after = await store.transaction((tx) => tx.findLiveDuplicates(keys, now));
       expect([...after]).toEqual([['key-live', live]]);
+      // Several live records of one key (an import keeps duplicates as they were): the one of
+      // the smallest id, in one call or several keys at once.
+      const twins = [inserted('twin-b'), inserted('twin-a')].map((row) => ({
+        ...row,
+        dedupKey: 'key-twin',
+      }));
+      await store.transaction((tx) => tx.insertRecords(twins));
+      const twin = { id: 'twin-a', contentHash: twins[1]?.record.contentHash };
+      for (const wanted of [['key-twin'], ['key-twin', 'key-live']]) {
+        const map = await store.transaction((tx) => tx.findLiveDuplicates(wanted, now));
+        expect(map.get('key-twin')).toEqual(twin);
+      }
     });
   });
 }
