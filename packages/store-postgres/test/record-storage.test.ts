@@ -457,6 +457,27 @@ describePostgres('record storage', () => {
     expect(found.hits.map((hit) => hit.record.content)).toEqual(['red apples', 'tea cake']);
   });
 
+  it("counts a write's records of one owner, scope and type into one statistics row per term: largest tf, shortest length", async () => {
+    const schema = uniqueSchema('term_stats');
+    cleanup.push(() => dropSchema(schema));
+    const engine = await openEngine(schema);
+    await engine
+      .as('agent-a')
+      .rememberMany([
+        { content: 'plum plum plum' },
+        { content: 'plum with jam, toast and fresh bread' },
+        { content: 'fresh fresh bread' },
+      ]);
+    expect(
+      (await termStats(schema)).filter(([term]) => term !== 'jam' && term !== 'toast'),
+    ).toEqual([
+      ['bread', 'agent-a', '', 'private', 'episodic', 2, 1, 3],
+      ['fresh', 'agent-a', '', 'private', 'episodic', 2, 2, 3],
+      ['plum', 'agent-a', '', 'private', 'episodic', 2, 3, 3],
+    ]);
+    expect(await lexicalStats(schema)).toEqual([['agent-a', '', 'private', 'episodic', 3, 11]]);
+  });
+
   it('keeps mnemo_term_stats and mnemo_lexical_stats equal to the postings and records without an expiry', async () => {
     const schema = uniqueSchema('term_stats');
     cleanup.push(() => dropSchema(schema));
