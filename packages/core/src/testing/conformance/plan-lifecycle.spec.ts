@@ -197,6 +197,36 @@ export function planLifecycleSpec(t: TestApi, h: Harness): void {
       });
     });
 
+    it('lists the stats of the plans that have some, by plan id, whatever the order asked', async () => {
+      const { engine, store, clock } = await h.open({ experienceMemory: true });
+      const plans = planAccess(engine.as('agent-a'));
+      const ids: string[] = [];
+      for (const token of ['one', 'two', 'three']) {
+        ids.push((await plans.writePlan({ query: token, payload: {}, tokens: [token] })).id);
+      }
+      const [first, second, third] = ids as [string, string, string];
+      await plans.updatePlanStats(third, replay(0.25));
+      clock.advance(1_000);
+      await plans.updatePlanStats(first, replay(0.75));
+      expect(await store.listPlanStats([third, second, first, 'no-such-plan'])).toEqual([
+        {
+          planId: first,
+          runningOutcome: 0.75,
+          replays: 1,
+          failures: 0,
+          updatedAt: clock.now(),
+        },
+        {
+          planId: third,
+          runningOutcome: 0.25,
+          replays: 1,
+          failures: 1,
+          updatedAt: new Date(clock.now().getTime() - 1_000),
+        },
+      ]);
+      expect(await store.listPlanStats([])).toEqual([]);
+    });
+
     it('keeps plan stats beside the plan, with a plan_outcome event in the same transaction', async () => {
       const { engine, store, clock } = await h.open({ experienceMemory: true });
       const a = engine.as('agent-a');
