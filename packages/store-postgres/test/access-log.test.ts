@@ -150,6 +150,28 @@ describePostgres('PostgreSQL access counts, logged and folded', () => {
     expect(after.logged).toBe((touches - inRecords) * 50);
   });
 
+  it('counts the accesses toward the next fold from zero once a fold starts', async () => {
+    const schema = newSchema();
+    const { store, engine } = open(schema);
+    await engine.init();
+    const a = engine.as('agent-a');
+    const ids: string[] = [];
+    for (let i = 0; i < 64; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
+    const touch = () => store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2))));
+    // Exactly a fold's worth: the last touch starts the fold, which takes the whole log.
+    for (let i = 0; i < ACCESS_FOLD_ROWS / 64; i += 1) await touch();
+    for (let waited = 0; (await inSchema(schema)).logged > 0; waited += 1) {
+      expect(waited).toBeLessThan(500);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // One more touch is the first of the next fold's worth: logged, not folded.
+    await touch();
+    await engine.close(); // waits for a fold running, if any
+    const after = await inSchema(schema);
+    expect(after.logged).toBe(64);
+    expect(new Set(after.records.map(([, c]) => c))).toEqual(new Set([ACCESS_FOLD_ROWS / 64]));
+  });
+
   it(`folds at init() a log that processes too short-lived to fold left at ${ACCESS_FOLD_ROWS} rows or more`, async () => {
     const schema = newSchema();
     const first = open(schema);
