@@ -172,6 +172,42 @@ describePostgres('PostgreSQL access counts, logged and folded', () => {
     expect(new Set(after.records.map(([, c]) => c))).toEqual(new Set([ACCESS_FOLD_ROWS / 64]));
   });
 
+  it('rolls a fold that fails back, and hands its connection back to the pool usable', async () => {
+    const schema = newSchema();
+    // One connection: the fold gets it after the touch that started it, then the next call.
+    const store = createPostgresStore({
+      connectionString: PG_URL as string,
+      schema,
+      maxConnections: 1,
+    });
+    cleanup.push(() => store.close());
+    const engine = createEngine({ store, ids: createSequentialIds() });
+    await engine.init();
+    const a = engine.as('agent-a');
+    const ids: string[] = [];
+    for (let i = 0; i < 64; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
+    // The fold's UPDATE of the records fails (not for want of a server).
+    await adminQuery(
+      `CREATE FUNCTION "${schema}".refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'no fold today'; END $$`,
+    );
+    await adminQuery(
+      `CREATE TRIGGER refuse BEFORE UPDATE OF access_count ON "${schema}".mnemo_records
+         FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse()`,
+    );
+    for (let i = 0; i < ACCESS_FOLD_ROWS / 64; i += 1) {
+      await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2))));
+    }
+    // Runs on the connection the failed fold had.
+    expect((await store.auditHeads()).map((head) => [head.chain, head.seq])).toEqual([
+      ['agent-a', 64],
+    ]);
+    await engine.close();
+    const after = await inSchema(schema);
+    expect(after.logged).toBe(ACCESS_FOLD_ROWS);
+    expect(new Set(after.records.map(([, c]) => c))).toEqual(new Set([0]));
+  });
+
   it(`folds at init() a log that processes too short-lived to fold left at ${ACCESS_FOLD_ROWS} rows or more`, async () => {
     const schema = newSchema();
     const first = open(schema);
