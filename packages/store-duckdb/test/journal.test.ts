@@ -27,13 +27,14 @@ const journalBytes = (path: string) =>
 function open(path: string, ids?: IdGenerator) {
   const store = createDuckDBStore({ path });
   cleanup.push(() => store.close());
+  const clock = createManualClock('2026-01-02T00:00:00.000Z');
   const engine = createEngine({
     store,
     embedder: createHashEmbedder({ dimensions: 8 }),
-    clock: createManualClock('2026-01-02T00:00:00.000Z'),
+    clock,
     ...(ids === undefined ? {} : { ids }),
   });
-  return { store, engine };
+  return { store, engine, clock };
 }
 
 /** Runs fixtures/journal-writer.mjs: it remembers `contents` and kills itself. */
@@ -209,6 +210,28 @@ describe('DuckDB journal', () => {
       expect(again).toEqual({ ...pending, deduplicated: true });
       expect((await a.get(pending.id)).content).toBe('in the journal');
       expect(journalBytes(path)).toBe(0);
+    });
+
+    it('deduplicates no more against a pending record once it is applied and forgotten', async () => {
+      const path = file('forgotten.duckdb');
+      const { engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'on the file' });
+      const pending = await a.remember({ content: 'in the journal' });
+      const bytes = journalBytes(path);
+      // A forget runs on the file, after the pending frame.
+      expect(await a.forget({ ids: [pending.id] })).toEqual({
+        mode: 'soft',
+        forgotten: [pending.id],
+      });
+      const again = await a.remember({ content: 'in the journal' });
+      expect([bytes > 0, again.deduplicated, again.id === pending.id]).toEqual([
+        true,
+        false,
+        false,
+      ]);
+      expect((await a.get(again.id)).content).toBe('in the journal');
     });
 
     it('deduplicates against a pending record applied to the file while the lookup reads it', async () => {
