@@ -234,6 +234,26 @@ describe('DuckDB journal', () => {
       expect((await a.get(again.id)).content).toBe('in the journal');
     });
 
+    it('deduplicates against the smallest id when live duplicates are pending and on the file', async () => {
+      const path = file('two-live.duckdb');
+      const { store, engine, clock } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      const expiresAt = new Date('2026-01-02T00:00:01.000Z');
+      const onFile = await a.remember({ content: 'one fact', expiresAt });
+      clock.advance(1000);
+      const pending = await a.remember({ content: 'one fact' });
+      // A clock set back (as a system clock may be) makes the first one live again beside it.
+      clock.set('2026-01-02T00:00:00.000Z');
+      const bytes = journalBytes(path);
+      expect([onFile.id < pending.id, bytes > 0]).toEqual([true, true]);
+      expect(await a.remember({ content: 'one fact' })).toEqual({ ...onFile, deduplicated: true });
+      // Both on the file.
+      await store.list({ visibility: AGENT, filters: {} });
+      expect(journalBytes(path)).toBe(0);
+      expect(await a.remember({ content: 'one fact' })).toEqual({ ...onFile, deduplicated: true });
+    });
+
     it('deduplicates against a pending record applied to the file while the lookup reads it', async () => {
       const path = file('applied-meanwhile.duckdb');
       const { store, engine } = open(path);
