@@ -164,6 +164,32 @@ describe('DuckDB journal', () => {
     ]);
   });
 
+  it('numbers frames on from the last one applied when it opens an empty journal, so a crash after keeps them', async () => {
+    const path = file('numbered.duckdb');
+    const issued = ['r-1', 'e-1', 'r-2', 'e-2'];
+    const first = open(path, () => issued.shift() as string);
+    await first.engine.init();
+    await first.engine.as('agent-a').remember({ content: 'on the file' });
+    await first.engine.as('agent-a').remember({ content: 'journaled, then applied' });
+    const bytes = journalBytes(path);
+    await first.store.close();
+    expect([bytes > 0, existsSync(`${path}${JOURNAL_SUFFIX}`)]).toEqual([true, false]);
+    // Another process: its first remember runs on the file, its second is journaled only.
+    await rememberAndCrash(path, ['third fact', 'fourth fact']);
+    expect(journalBytes(path)).toBeGreaterThan(0);
+    const { store, engine } = open(path);
+    await engine.init();
+    const listed = await store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => [record.id, record.content])).toEqual([
+      ['id-000001', 'third fact'],
+      ['id-000003', 'fourth fact'],
+      ['r-1', 'on the file'],
+      ['r-2', 'journaled, then applied'],
+    ]);
+    const audit = await engine.verifyAudit();
+    expect([audit.ok, audit.events]).toEqual([true, 4]);
+  });
+
   it('drops a frame a crash cut off, applies the whole ones before it, and appends after them', async () => {
     const path = file('torn.duckdb');
     await rememberAndCrash(path, ['alpha', 'beta', 'gamma']);
