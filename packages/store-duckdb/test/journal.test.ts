@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -390,6 +391,37 @@ describe('DuckDB journal', () => {
       const audit = await engine.verifyAudit();
       expect([pendingBytes > 0, audit.ok, audit.events]).toEqual([true, true, 3]);
     });
+  });
+
+  it('fails a transaction inserting one id twice as the file does, journals nothing and stays usable', async () => {
+    const path = file('same-id.duckdb');
+    const { store, engine } = open(path);
+    await engine.init();
+    // The first write of a file runs on it, and loads its keys: the next ones are journaled.
+    await engine.as('agent-a').remember({ content: 'on the file' });
+    const item = (content: string, id = 'twice'): NewRecord => ({
+      record: memoryRecord({ id, agentId: 'agent-a', content }),
+      dedupKey: createHash('sha256').update(content).digest('hex'),
+      isPlan: false,
+      terms: [{ term: content, tf: 1 }],
+      docLength: 1,
+      planTokens: null,
+    });
+    // In one call, and in two calls of one transaction.
+    await expect(
+      store.transaction((tx) => tx.insertRecords([item('one'), item('two')])),
+    ).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.insertRecords([item('one')]);
+        await tx.insertRecords([item('two')]);
+      }),
+    ).rejects.toMatchObject({ code: 'INTERNAL' });
+    expect(journalBytes(path)).toBe(0);
+    await store.transaction((tx) => tx.insertRecords([item('three', 'once')]));
+    expect(journalBytes(path)).toBeGreaterThan(0);
+    const listed = await store.list({ visibility: AGENT, filters: {} });
+    expect(listed.map(({ record }) => record.content)).toEqual(['on the file', 'three']);
   });
 
   it('refuses to open when a frame cannot be applied, and leaves the file and the journal as they were', async () => {
