@@ -463,6 +463,30 @@ describe('DuckDB journal', () => {
     expect(listed.map(({ record }) => [record.id, record.content])).toEqual([[id, 'on the file']]);
   });
 
+  it('cuts off the part of a frame whose write failed, so that the next frame follows the last whole one', async () => {
+    const path = file('limited.mnemo-journal');
+    // A child process whose files may not grow past 4 blocks (2 or 4 KiB, by shell), with
+    // SIGXFSZ ignored so that a write past the limit fails (EFBIG) instead of killing it.
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(
+        'sh',
+        [
+          '-c',
+          'trap "" XFSZ; ulimit -f 4; exec "$0" "$1" "$2"',
+          process.execPath,
+          join(here, 'fixtures', 'journal-size-limit.mjs'),
+          path,
+        ],
+        (error, stdout, stderr) =>
+          error ? reject(new Error(stderr || String(error))) : resolve(stdout),
+      );
+    });
+    expect(JSON.parse(output)).toEqual(['ok', 'STORE_UNAVAILABLE', 'ok']);
+    const { journal, frames } = Journal.open(path);
+    journal.close(false);
+    expect(frames.map((frame) => frame.seq)).toEqual([1, 3]);
+  });
+
   it('reads back the frames it appended, exactly, and cuts a torn one off the file', () => {
     const path = file('frames.mnemo-journal');
     const record = memoryRecord({
