@@ -345,6 +345,27 @@ describe('DuckDB journal', () => {
       expect((await reopened.engine.as('agent-a').get(id)).accessCount).toBe(3);
     });
 
+    it("reads the audit heads with a recall's pending event", async () => {
+      const path = file('heads.duckdb');
+      const { store, engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      // The first write of a file runs on it; the recall's event is journaled.
+      await a.remember({ content: 'apples and pears' });
+      await a.recall({ query: 'apples', strategy: 'lexical' });
+      const bytes = journalBytes(path);
+      const heads = await store.auditHeads();
+      const events = await store.readAudit({ limit: 10 });
+      expect(events.map((event) => [event.op, event.seq])).toEqual([
+        ['remember', 1],
+        ['recall', 2],
+      ]);
+      expect([bytes > 0, heads]).toEqual([
+        true,
+        [{ chain: events[1]?.chain, seq: 2, hash: events[1]?.hash }],
+      ]);
+    });
+
     it('journals no touch of a transaction that fails, and moves one that reads after touching onto the file with its touch', async () => {
       const path = file('touch-moved.duckdb');
       const { store, engine } = open(path);
