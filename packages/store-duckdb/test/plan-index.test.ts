@@ -66,4 +66,43 @@ describe('the DuckDB plan index', () => {
     expect([await find(second, 'reader'), await find(second, 'stranger')]).toEqual(before);
     await second.close();
   });
+  it('returns plans with the accesses touched on them, through the journal or on the file, as get does', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mnemo-plan-index-'));
+    folders.push(folder);
+    const store = createDuckDBStore({ path: join(folder, 'touched.duckdb') });
+    const clock = createManualClock('2026-01-01T00:00:00.000Z');
+    const engine = createEngine({ store, clock, experienceMemory: true });
+    await engine.init();
+    try {
+      // The first write of a file runs on it; a lone touch then is journaled.
+      const plan = await planAccess(engine.as('owner')).writePlan({
+        query: 'alpha beta',
+        payload: {},
+        tokens: ['alpha', 'beta'],
+      });
+      const visibility = { agentId: 'owner', orgId: null, now: clock.now() };
+      const first = new Date('2026-01-02T00:00:00.000Z');
+      const second = new Date('2026-01-03T00:00:00.000Z');
+      await store.transaction((tx) => tx.touch([plan.id], first));
+      // A read after the touch moves the transaction onto the file.
+      await store.transaction(async (tx) => {
+        await tx.touch([plan.id], second);
+        await tx.get(visibility, [plan.id]);
+      });
+      const [candidate] = await store.findPlanCandidates({
+        visibility,
+        tokens: ['alpha'],
+        minTokens: 1,
+        maxTokens: 5,
+      });
+      const [read] = await store.get(visibility, [plan.id]);
+      expect([candidate?.record.accessCount, candidate?.record.lastAccessedAt]).toEqual([
+        2,
+        second,
+      ]);
+      expect(candidate?.record).toEqual(read?.record);
+    } finally {
+      await engine.close();
+    }
+  });
 });
