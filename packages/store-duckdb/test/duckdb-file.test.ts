@@ -62,6 +62,18 @@ describe('DuckDB file store', () => {
     });
   });
 
+  it('rejects a missing or empty path before any I/O', () => {
+    for (const options of [{ path: '' }, { path: 42 }, {}, undefined]) {
+      expect(() => createDuckDBStore(options as unknown as { path: string })).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_INPUT',
+          message: 'path: a file path or ":memory:" is required',
+          details: { field: 'path' },
+        }),
+      );
+    }
+  });
+
   it('refuses a second store on a file this process has open, until the first closes', async () => {
     const path = file('twice.duckdb');
     const first = open(path);

@@ -186,10 +186,18 @@ describe('DuckDB FLOAT[n] embeddings (vectorDimensions)', () => {
   });
 
   it('rejects a bad size before any I/O', () => {
-    for (const vectorDimensions of [0, -1, 1.5, 70_000]) {
+    for (const vectorDimensions of [0, -1, 1.5, 65_536, 70_000]) {
       expect(() => createDuckDBStore({ path: ':memory:', vectorDimensions })).toThrow(
-        expect.objectContaining({ code: 'INVALID_INPUT' }),
+        expect.objectContaining({
+          code: 'INVALID_INPUT',
+          message: 'vectorDimensions: must be an integer from 1 to 65535',
+          details: { field: 'vectorDimensions' },
+        }),
       );
+    }
+    // The bounds themselves are sizes.
+    for (const vectorDimensions of [1, 65_535]) {
+      expect(() => createDuckDBStore({ path: ':memory:', vectorDimensions })).not.toThrow();
     }
   });
 });
