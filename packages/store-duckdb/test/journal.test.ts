@@ -508,6 +508,32 @@ describe('DuckDB journal', () => {
     expect(frames.map((frame) => frame.seq)).toEqual([1, 3]);
   });
 
+  it('reads a frame written before accesses were journaled as one with none', () => {
+    const path = file('old-frame.mnemo-journal');
+    const event = {
+      id: 'e-1',
+      chain: 'agent-a|',
+      seq: 1,
+      at: Date.parse('2026-01-02T00:00:00.000Z'),
+      principal: 'agent-a|',
+      op: 'remember',
+      recordIds: [],
+      details: {},
+      prevHash: '0'.repeat(64),
+      hash: 'f'.repeat(64),
+    };
+    const payload = Buffer.from(JSON.stringify({ seq: 4, records: [], events: [event] }));
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(payload.length, 0);
+    createHash('sha256').update(payload).digest().copy(header, 4, 0, 8);
+    appendFileSync(path, Buffer.concat([header, payload]));
+    const { journal, frames } = Journal.open(path);
+    journal.close(false);
+    expect(frames).toEqual([
+      { seq: 4, records: [], accesses: [], events: [{ ...event, at: new Date(event.at) }] },
+    ]);
+  });
+
   it('reads back the frames it appended, exactly, and cuts a torn one off the file', () => {
     const path = file('frames.mnemo-journal');
     const record = memoryRecord({
