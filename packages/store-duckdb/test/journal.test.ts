@@ -1,6 +1,14 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -532,6 +540,35 @@ describe('DuckDB journal', () => {
     expect(frames).toEqual([
       { seq: 4, records: [], accesses: [], events: [{ ...event, at: new Date(event.at) }] },
     ]);
+  });
+
+  it('stops at a frame that fails its checksum, as a crash leaves zeros or a torn write, and cuts it off', () => {
+    const path = file('checksums.mnemo-journal');
+    const frame = (seq: number): JournalFrame => ({
+      seq,
+      records: [],
+      accesses: [{ ids: ['r-1'], at: new Date('2026-01-02T00:00:00.000Z'), touch: seq }],
+      events: [],
+    });
+    const created = Journal.open(path);
+    created.journal.append(frame(1));
+    created.journal.close(false);
+    const whole = statSync(path).size;
+    // Zeros where the size grew and the data never came (a header of length 0), then a frame
+    // whose last byte changed.
+    appendFileSync(path, Buffer.alloc(64));
+    const first = Journal.open(path);
+    first.journal.close(false);
+    expect([first.frames, statSync(path).size]).toEqual([[frame(1)], whole]);
+    const again = Journal.open(path);
+    again.journal.append(frame(2));
+    again.journal.close(false);
+    const bytes = readFileSync(path);
+    bytes.writeUInt8((bytes.at(-1) as number) ^ 1, bytes.length - 1);
+    writeFileSync(path, bytes);
+    const second = Journal.open(path);
+    second.journal.close(false);
+    expect([second.frames, statSync(path).size]).toEqual([[frame(1)], whole]);
   });
 
   it('reads back the frames it appended, exactly, and cuts a torn one off the file', () => {
