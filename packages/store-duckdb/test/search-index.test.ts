@@ -320,8 +320,8 @@ describe('lexical and vector search on the in-memory index', () => {
     });
   }
 
-  it('keeps a grant written before its record in the same transaction, as the SQL query does', async () => {
-    const answers: Record<string, string[][]> = {};
+  it('keeps a grant (and plan stats) written before its record in the same transaction, as the SQL query does', async () => {
+    const answers: Record<string, unknown[][]> = {};
     for (const searchIndex of ['sql', 'memory'] as const) {
       const store = createDuckDBStore({ path: ':memory:', searchIndex });
       cleanup.push(() => store.close());
@@ -346,8 +346,10 @@ describe('lexical and vector search on the in-memory index', () => {
         createdAt: at,
         expiresAt: null,
       });
+      const stats = { planId: 'p1', runningOutcome: 0.75, replays: 2, failures: 1, updatedAt: at };
       await store.transaction(async (tx) => {
         await tx.putGrants([grant('r1'), grant('p1')]);
+        await tx.putPlanStats(stats);
         await tx.insertRecords([
           newRecord('r1', 'quarterly budget review notes', at),
           {
@@ -371,9 +373,26 @@ describe('lexical and vector search on the in-memory index', () => {
         minTokens: 1,
         maxTokens: 1,
       });
-      answers[searchIndex] = [lexical.map((h) => h.record.id), plans.map((c) => c.record.id)];
+      answers[searchIndex] = [
+        lexical.map((h) => h.record.id),
+        plans.map((c) => [c.record.id, c.stats]),
+      ];
     }
-    expect(answers.sql).toEqual([['r1'], ['p1']]);
+    expect(answers.sql).toEqual([
+      ['r1'],
+      [
+        [
+          'p1',
+          {
+            planId: 'p1',
+            runningOutcome: 0.75,
+            replays: 2,
+            failures: 1,
+            updatedAt: new Date('2026-01-01T00:00:00.000Z'),
+          },
+        ],
+      ],
+    ]);
     expect(answers.memory).toEqual(answers.sql);
   });
 
