@@ -396,6 +396,54 @@ describe('lexical and vector search on the in-memory index', () => {
     expect(answers.memory).toEqual(answers.sql);
   });
 
+  it('counts a shared record once for its owner when a grant names the owner too, as an import may write', async () => {
+    const answers: Record<string, unknown> = {};
+    for (const [name, searchIndex, selfGrant] of [
+      ['sql', 'sql', true],
+      ['memory', 'memory', true],
+      ['no grant', 'sql', false],
+    ] as const) {
+      const store = createDuckDBStore({ path: ':memory:', searchIndex });
+      cleanup.push(() => store.close());
+      await store.init();
+      const at = new Date('2026-01-01T00:00:00.000Z');
+      await store.transaction(async (tx) => {
+        await tx.insertRecords([
+          newRecord('r1', 'budget notes', at),
+          newRecord('r2', 'budget review of the budget', at),
+          newRecord('r3', 'garden party', at),
+        ]);
+        if (selfGrant) {
+          await tx.putGrants([
+            {
+              recordId: 'r1',
+              granteeAgentId: 'alice',
+              granteeOrgId: null,
+              permission: 'read',
+              grantedBy: 'alice',
+              createdAt: at,
+              expiresAt: null,
+            },
+          ]);
+        }
+      });
+      const visibility = { agentId: 'alice', orgId: null, now: at };
+      const search = async (filters: RecordFilters) =>
+        (await store.searchLexical({ visibility, filters, terms: ['budget'], limit: 10 })).map(
+          (hit) => [hit.record.id, hit.score],
+        );
+      answers[name] = [await search({}), await search({ scopes: ['shared'] })];
+    }
+    const [unfiltered, filtered] = answers['no grant'] as unknown[][];
+    expect(unfiltered?.map((hit) => (hit as unknown[])[0])).toEqual(['r2', 'r1']);
+    expect(filtered).toEqual(unfiltered);
+    expect(answers).toEqual({
+      sql: answers['no grant'],
+      memory: answers['no grant'],
+      'no grant': answers['no grant'],
+    });
+  });
+
   it('rejects an unknown searchIndex option', () => {
     expect(() =>
       createDuckDBStore({ path: ':memory:', searchIndex: 'disk' as unknown as 'sql' }),
