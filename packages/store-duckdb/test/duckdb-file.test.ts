@@ -2,8 +2,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { createEngine } from '@mnemo/core';
-import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
+import { createEngine, type NewRecord } from '@mnemo/core';
+import { createManualClock, createSequentialIds, memoryRecord } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDBStore } from '../src/index.js';
 import { BEFORE_AUDIT_IDS_AS_TEXT, queryFile, runOnFile } from './raw-file.js';
@@ -72,6 +72,51 @@ describe('DuckDB file store', () => {
         }),
       );
     }
+  });
+
+  it('lists grants by record, then grantee org (none first), then grantee agent', async () => {
+    const store = createDuckDBStore({ path: ':memory:' });
+    cleanup.push(() => store.close());
+    await store.init();
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    const record = (id: string): NewRecord => ({
+      record: memoryRecord({ id, agentId: 'owner', scope: 'shared', content: `note ${id}` }),
+      dedupKey: id.repeat(64).slice(0, 64),
+      isPlan: false,
+      terms: [],
+      docLength: 0,
+      planTokens: null,
+    });
+    // Grants of other orgs than the record's, as an import may write them.
+    const grant = (recordId: string, granteeAgentId: string, granteeOrgId: string | null) => ({
+      recordId,
+      granteeAgentId,
+      granteeOrgId,
+      permission: 'read' as const,
+      grantedBy: 'owner',
+      createdAt: at,
+      expiresAt: null,
+    });
+    await store.transaction(async (tx) => {
+      await tx.insertRecords([record('b'), record('a')]);
+      await tx.putGrants([
+        grant('b', 'amy', null),
+        grant('a', 'zed', 'acme'),
+        grant('a', 'amy', 'zeta'),
+        grant('a', 'zed', null),
+        grant('a', 'bob', 'acme'),
+        grant('a', 'amy', null),
+      ]);
+    });
+    const listed = await store.listGrants(['b', 'a']);
+    expect(listed.map((g) => [g.recordId, g.granteeOrgId, g.granteeAgentId])).toEqual([
+      ['a', null, 'amy'],
+      ['a', null, 'zed'],
+      ['a', 'acme', 'bob'],
+      ['a', 'acme', 'zed'],
+      ['a', 'zeta', 'amy'],
+      ['b', null, 'amy'],
+    ]);
   });
 
   it('refuses a second store on a file this process has open, until the first closes', async () => {
