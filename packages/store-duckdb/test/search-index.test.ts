@@ -444,6 +444,36 @@ describe('lexical and vector search on the in-memory index', () => {
     });
   });
 
+  it('leaves a deleted record written by an import out of the search, as the SQL query does', async () => {
+    const answers: Record<string, unknown> = {};
+    for (const searchIndex of ['sql', 'memory'] as const) {
+      const store = createDuckDBStore({ path: ':memory:', searchIndex });
+      cleanup.push(() => store.close());
+      await store.init();
+      const at = new Date('2026-01-01T00:00:00.000Z');
+      const visibility = { agentId: 'alice', orgId: null, now: at };
+      const search = async () =>
+        (await store.searchLexical({ visibility, filters: {}, terms: ['budget'], limit: 10 })).map(
+          (hit) => [hit.record.id, hit.score],
+        );
+      // The index loaded first, so that the import's commit reaches it.
+      await search();
+      const deleted = newRecord('d1', 'budget gone', at);
+      await store.transaction((tx) =>
+        tx.insertRecords([
+          newRecord('r1', 'budget notes', at),
+          newRecord('r2', 'garden party', at),
+          // As an import writes a forgotten record: no terms.
+          { ...deleted, record: { ...deleted.record, deletedAt: at }, terms: [], docLength: 0 },
+        ]),
+      );
+      answers[searchIndex] = await search();
+    }
+    // Two live records of two terms each: idf ln(2), a term score of ln(2), to 10 decimals.
+    expect(answers.sql).toEqual([['r1', Math.round(Math.LN2 * 1e10) / 1e10]]);
+    expect(answers.memory).toEqual(answers.sql);
+  });
+
   it('rejects an unknown searchIndex option', () => {
     expect(() =>
       createDuckDBStore({ path: ':memory:', searchIndex: 'disk' as unknown as 'sql' }),
