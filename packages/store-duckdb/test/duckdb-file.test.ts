@@ -74,6 +74,43 @@ describe('DuckDB file store', () => {
     }
   });
 
+  it('lists records in id order after afterId, at most limit, plans only when asked for', async () => {
+    const store = createDuckDBStore({ path: ':memory:' });
+    cleanup.push(() => store.close());
+    await store.init();
+    const item = (id: string, isPlan = false): NewRecord => ({
+      record: memoryRecord({ id, agentId: 'owner', content: `note ${id}` }),
+      dedupKey: id.repeat(64).slice(0, 64),
+      isPlan,
+      terms: [],
+      docLength: 0,
+      planTokens: isPlan ? ['note'] : null,
+    });
+    await store.transaction((tx) =>
+      tx.insertRecords([item('d'), item('b'), item('p', true), item('a'), item('c')]),
+    );
+    const visibility = { agentId: 'owner', orgId: null, now: new Date('2030-01-01') };
+    const ids = async (page: { afterId?: string; limit?: number; includePlans?: boolean }) =>
+      (await store.list({ visibility, filters: {}, ...page })).map(({ record }) => record.id);
+    expect({
+      all: await ids({}),
+      withPlans: await ids({ includePlans: true }),
+      afterB: await ids({ afterId: 'b' }),
+      afterBFirst: await ids({ afterId: 'b', limit: 1 }),
+      first2: await ids({ limit: 2 }),
+      afterLast: await ids({ afterId: 'd' }),
+      plansAfterC: await ids({ afterId: 'c', includePlans: true }),
+    }).toEqual({
+      all: ['a', 'b', 'c', 'd'],
+      withPlans: ['a', 'b', 'c', 'd', 'p'],
+      afterB: ['c', 'd'],
+      afterBFirst: ['c'],
+      first2: ['a', 'b'],
+      afterLast: [],
+      plansAfterC: ['d', 'p'],
+    });
+  });
+
   it('lists grants by record, then grantee org (none first), then grantee agent', async () => {
     const store = createDuckDBStore({ path: ':memory:' });
     cleanup.push(() => store.close());
