@@ -156,6 +156,38 @@ describe('DuckDB file store', () => {
     ]);
   });
 
+  it('lists the plan stats of the plans given that have some, by plan id', async () => {
+    const store = createDuckDBStore({ path: ':memory:' });
+    cleanup.push(() => store.close());
+    await store.init();
+    const plan = (id: string): NewRecord => ({
+      record: memoryRecord({ id, agentId: 'owner', content: `plan ${id}` }),
+      dedupKey: id.repeat(64).slice(0, 64),
+      isPlan: true,
+      terms: [],
+      docLength: 0,
+      planTokens: [id],
+    });
+    const stats = (planId: string, replays: number) => ({
+      planId,
+      runningOutcome: 0.5 + replays / 10,
+      replays,
+      failures: replays - 1,
+      updatedAt: new Date(Date.UTC(2026, 0, replays)),
+    });
+    await store.transaction(async (tx) => {
+      await tx.insertRecords([plan('p2'), plan('p3'), plan('p1')]);
+      await tx.putPlanStats(stats('p2', 2));
+      await tx.putPlanStats(stats('p1', 1));
+      await tx.putPlanStats(stats('p1', 3));
+    });
+    expect(await store.listPlanStats(['p3', 'p2', 'missing', 'p1'])).toEqual([
+      stats('p1', 3),
+      stats('p2', 2),
+    ]);
+    expect(await store.listPlanStats([])).toEqual([]);
+  });
+
   it('refuses a second store on a file this process has open, until the first closes', async () => {
     const path = file('twice.duckdb');
     const first = open(path);
