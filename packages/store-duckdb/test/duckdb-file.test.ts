@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -205,6 +206,22 @@ describe('DuckDB file store', () => {
     await third.engine.init();
     expect((await third.engine.as('agent-a').get(id)).content).toBe('one');
     expect((await third.engine.verifyAudit()).events).toBe(2);
+  });
+
+  it('refuses a second store on a new file opened through a symbolic link to its folder', async () => {
+    const real = file('real');
+    const link = file('link');
+    mkdirSync(real);
+    symlinkSync(real, link);
+    // The file does not exist yet when the first store claims it.
+    const first = open(join(link, 'new.duckdb'));
+    await first.engine.init();
+    const second = open(join(real, 'new.duckdb'));
+    const error = await second.store.init().catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: expect.stringContaining('already open by another store of this process'),
+    });
   });
 
   it('rejects work started before init() has finished, and init() still succeeds', async () => {
