@@ -105,4 +105,35 @@ describe('the DuckDB plan index', () => {
       await engine.close();
     }
   });
+  it('drops the grants of a plan deleted for good: restored from a backup, it has none', async () => {
+    const store = createDuckDBStore({ path: ':memory:' });
+    const engine = createEngine({ store, experienceMemory: true });
+    await engine.init();
+    try {
+      const owner = engine.as('owner');
+      const find = async () =>
+        (
+          await planAccess(engine.as('reader')).findCandidates({
+            tokens: ['alpha'],
+            minTokens: 1,
+            maxTokens: 5,
+          })
+        ).map((candidate) => candidate.record.id);
+      const plan = await planAccess(owner).writePlan({
+        query: 'alpha beta',
+        payload: { signature_tokens: ['alpha', 'beta'] },
+        tokens: ['alpha', 'beta'],
+        scope: 'shared',
+      });
+      const backup = [];
+      for await (const item of engine.exportRecords()) backup.push(item);
+      await owner.share({ recordId: plan.id, with: ['reader'] });
+      const shared = await find();
+      await owner.forget({ ids: [plan.id], mode: 'hard' });
+      expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      expect([shared, await find()]).toEqual([[plan.id], []]);
+    } finally {
+      await engine.close();
+    }
+  });
 });
