@@ -38,6 +38,32 @@ export function forgetSpec(t: TestApi, h: Harness): void {
         expect((await engine.verifyAudit()).ok).toBe(true);
       });
 
+      if (mode !== 'hard') {
+        it(`${mode}: the record stays, deleted and updated at the forget's time`, async () => {
+          const { engine, store, clock } = await h.open();
+          const a = engine.as('agent-a');
+          const { id } = await a.remember({ content: 'a dated note' });
+          const created = clock.now();
+          clock.advance(60_000);
+          const forgotten = clock.now();
+          await a.forget({ ids: [id], mode });
+          const [record] = await store.scanRecords({ limit: 10 });
+          expect([
+            record?.id,
+            record?.content,
+            record?.createdAt,
+            record?.updatedAt,
+            record?.deletedAt,
+          ]).toEqual([
+            id,
+            mode === 'soft' ? 'a dated note' : REDACTED_CONTENT,
+            created,
+            forgotten,
+            forgotten,
+          ]);
+        });
+      }
+
       it(`${mode}: a forget by another process whose clock runs behind the writer's still verifies`, async () => {
         const { engine, store, clock } = await h.open();
         // A second engine on the same store, as another host would be, its clock 200 ms behind:
