@@ -21,8 +21,10 @@ import {
 import { createHashEmbedder, createManualClock, memoryRecord } from '@mnemo/core/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JOURNAL_SUFFIX } from '../src/duckdb-store.js';
+import { mapDuckDBError } from '../src/errors.js';
 import { createDuckDBStore } from '../src/index.js';
 import { Journal, type JournalFrame } from '../src/journal.js';
+import type { Session } from '../src/session.js';
 import { useTempFolder } from './temp-folder.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -351,6 +353,42 @@ describe('DuckDB journal', () => {
       await reopened.engine.as('agent-a').recall({ query: 'apples', strategy: 'lexical' });
       expect(journalBytes(path)).toBeGreaterThan(0);
       expect((await reopened.engine.as('agent-a').get(id)).accessCount).toBe(3);
+    });
+
+    it('fails every call once applying the journal fails, keeps the writes in it, and a reopened store applies them', async () => {
+      const path = file('apply-fails.duckdb');
+      const { store, engine } = open(path);
+      await engine.init();
+      const a = engine.as('agent-a');
+      await a.remember({ content: 'on the file' });
+      await a.remember({ content: 'in the journal' });
+      // The next COMMIT, the one applying the frame, fails as a full disk would fail it.
+      const writer = (store as unknown as { writer: Session }).writer;
+      const exec = writer.exec.bind(writer);
+      let failures = 0;
+      writer.exec = async (sql, params) => {
+        if (sql === 'COMMIT' && failures === 0) {
+          failures += 1;
+          throw mapDuckDBError(new Error('IO Error: No space left on device'), 'statement');
+        }
+        return exec(sql, params);
+      };
+      const visibility = AGENT;
+      const listing = await store.list({ visibility, filters: {} }).catch((e: MnemoError) => e);
+      expect(listing).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: `DuckDB: applying the journal to ${path} failed (DuckDB: statement failed: IO Error: No space left on device); the acknowledged writes stay in the journal, and reopening the store applies them`,
+      });
+      // Later calls fail with it, writes included, though the disk would take them now.
+      await expect(a.remember({ content: 'after' })).rejects.toBe(listing);
+      await expect(store.list({ visibility, filters: {} })).rejects.toBe(listing);
+      await store.close();
+      expect([failures, journalBytes(path) > 0]).toEqual([1, true]);
+      const reopened = open(path);
+      await reopened.engine.init();
+      const listed = await reopened.store.list({ visibility, filters: {} });
+      expect(listed.map(({ record }) => record.content)).toEqual(['on the file', 'in the journal']);
+      expect([journalBytes(path), (await reopened.engine.verifyAudit()).events]).toEqual([0, 2]);
     });
 
     it("reads the audit heads with a recall's pending event", async () => {
