@@ -39,6 +39,9 @@ describe('runsToMerge', () => {
     expect(runsToMerge(runs([100, 120, 90]), 100)).toBeNull();
     expect(runsToMerge(runs([500, 100, 120, 399, 130, 110]), 100)).toEqual([2, 3, 4, 5]);
     expect(runsToMerge(runs([500, 450, 400, 600, 700, 100]), 100)).toBeNull();
+    // Four times the run size is no longer small: 399 is, 400 is not.
+    expect(runsToMerge(runs([400, 100, 120, 399]), 100)).toBeNull();
+    expect(runsToMerge(runs([399, 100, 120, 399]), 100)).toEqual([1, 2, 3, 4]);
     expect(runsToMerge(runs([30, 500, 20, 10, 5]), 100)).toEqual([1, 3, 4, 5]);
   });
 });
