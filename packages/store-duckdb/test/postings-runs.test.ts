@@ -130,6 +130,34 @@ describe('DuckDB postings sorted by term, in runs', () => {
     ).toEqual([{ run: 1, n: before?.n }]);
   });
 
+  it('sorts once exactly postingsRunSize postings have committed, after a commit and when opened', async () => {
+    const path = file('exact.duckdb');
+    const counts = () =>
+      queryFile(
+        path,
+        `SELECT (SELECT count(*) FROM mnemo_postings) AS fresh,
+                (SELECT count(*) FROM mnemo_postings_sorted) AS sorted`,
+      );
+    const write = async (runSize: number, prefix: string, content: string) => {
+      const store = createDuckDBStore({ path, postingsRunSize: runSize });
+      cleanup.push(() => store.close());
+      const engine = createEngine({ store, ids: createSequentialIds(prefix) });
+      await engine.init();
+      if (content !== '') {
+        // Four distinct terms; the first write of a store runs on the file.
+        await engine.as('agent-a').remember({ content });
+        // A transaction on the file runs after the sort a commit queued (a close skips it).
+        await store.transaction((tx) => tx.putGrants([]));
+      }
+      await store.close();
+      return counts();
+    };
+    expect(await write(4, 'a-', 'river stone lamp garden')).toEqual([{ fresh: 0, sorted: 4 }]);
+    expect(await write(5, 'b-', 'violin harbor maple comet')).toEqual([{ fresh: 4, sorted: 4 }]);
+    // Opened with a run size of four, it sorts the four left.
+    expect(await write(4, 'c-', '')).toEqual([{ fresh: 0, sorted: 8 }]);
+  });
+
   it('forgets the sorted postings of more records than it names by key (1,030)', async () => {
     const path = file('bulk.duckdb');
     const first = open(path, 100);
