@@ -98,9 +98,10 @@ describe('DuckDB access counts, logged and folded', () => {
     const { store, engine } = open(path);
     await engine.init();
     const a = engine.as('agent-a');
+    // 64 records: ACCESS_FOLD_ROWS is a multiple of it, so one touch brings the log to it exactly.
     const ids: string[] = [];
-    for (let i = 0; i < 50; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
-    const touches = Math.ceil(ACCESS_FOLD_ROWS / 50) + 10;
+    for (let i = 0; i < 64; i += 1) ids.push((await a.remember({ content: `note ${i}` })).id);
+    const touches = ACCESS_FOLD_ROWS / 64 + 10;
     // (That reads stay exact meanwhile, the fold's included, is in the conformance suite.)
     for (let i = 0; i < touches; i += 1) {
       await store.transaction((tx) => tx.touch(ids, new Date(Date.UTC(2026, 0, 2, 0, 0, i))));
@@ -109,9 +110,9 @@ describe('DuckDB access counts, logged and folded', () => {
     }
     await engine.close();
     // Folded once, after the touch that brought the log to ACCESS_FOLD_ROWS rows.
-    const folded = Math.ceil(ACCESS_FOLD_ROWS / 50);
+    const folded = ACCESS_FOLD_ROWS / 64;
     const folds = await onFile(path);
-    expect(folds.logged).toBe((touches - folded) * 50);
+    expect(folds.logged).toBe((touches - folded) * 64);
     expect(new Set(folds.records.map(([, c]) => c))).toEqual(new Set([folded]));
   });
 
