@@ -349,14 +349,22 @@ class PostgresStore implements MemoryStore {
     return work;
   }
 
-  private read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+  /**
+   * `work` on the open pool, tracked as a whole so that `close()` lets it
+   * finish; a closed store rejects it.
+   */
+  private onPool<T>(work: (pool: PostgresPool) => Promise<T>): Promise<T> {
     let pool: PostgresPool;
     try {
       pool = this.openPool();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.track(this.readOn(pool, fn));
+    return this.track(work(pool));
+  }
+
+  private read<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+    return this.onPool((pool) => this.readOn(pool, fn));
   }
 
   /** `fn` on `pool`, untracked: for the steps of an operation tracked as a whole. */
@@ -365,13 +373,7 @@ class PostgresStore implements MemoryStore {
   }
 
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-    let pool: PostgresPool;
-    try {
-      pool = this.openPool();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.track(this.inTransaction(pool, fn));
+    return this.onPool((pool) => this.inTransaction(pool, fn));
   }
 
   private async inTransaction<T>(pool: PostgresPool, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
@@ -480,13 +482,7 @@ class PostgresStore implements MemoryStore {
    * `close()` lets the search finish rather than fail its next statement.
    */
   private searchVectorInMemory(query: VectorQuery): Promise<ScoredRecord[]> {
-    let pool: PostgresPool;
-    try {
-      pool = this.openPool();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.track(this.searchVectorFromCache(pool, query));
+    return this.onPool((pool) => this.searchVectorFromCache(pool, query));
   }
 
   /**
