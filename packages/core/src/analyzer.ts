@@ -35,6 +35,34 @@ const UNSPACED =
 // ICU's dictionary word breaks; the root locale, so that every process splits text alike.
 const words = new Intl.Segmenter('und', { granularity: 'word' });
 
+/**
+ * Code units of a run without spaces handed to ICU at a time: reading the
+ * segments of a longer text slows with its square (300,000 such characters
+ * took over a minute). A word across a window's end is split in two.
+ */
+const SEGMENT_WINDOW = 256;
+
+const MARK = /\p{M}/u;
+
+/** `run` in pieces of at most `SEGMENT_WINDOW` code units, each ending before a character and its marks. */
+function* segmentWindows(run: string): Generator<string> {
+  let start = 0;
+  while (run.length - start > SEGMENT_WINDOW) {
+    let end = start + SEGMENT_WINDOW;
+    // Not inside a surrogate pair, nor between a character and its combining marks.
+    while (end > start + 1 && (isLowSurrogate(run.charCodeAt(end)) || MARK.test(run[end] ?? '')))
+      end -= 1;
+    if (end === start + 1) end = start + SEGMENT_WINDOW;
+    yield run.slice(start, end);
+    start = end;
+  }
+  yield run.slice(start);
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
 const LATIN_WORD = /^[a-z]+$/;
 
 /**
@@ -92,7 +120,9 @@ export function analyze(text: string): string[] {
   const terms: string[] = [];
   for (const run of normalized.split(SPLIT)) {
     if (unspaced && UNSPACED.test(run)) {
-      for (const { segment } of words.segment(run)) addTerm(terms, segment);
+      for (const piece of segmentWindows(run)) {
+        for (const { segment } of words.segment(piece)) addTerm(terms, segment);
+      }
     } else addTerm(terms, run);
   }
   return terms;

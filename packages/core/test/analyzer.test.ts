@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { analyze, queryTerms, termFrequencies } from '../src/index.js';
 
 describe('analyzer', () => {
@@ -47,6 +47,37 @@ describe('analyzer', () => {
     expect(analyze('hiking東京')).toEqual(['hike', '東京']);
     expect(queryTerms('東京タワー')).toEqual(['東京タワー']);
     expect(analyze('한국어를 배우고 있어요')).toEqual(['한국어를', '배우고', '있어요']);
+  });
+
+  it('splits a long run without spaces window by window, never inside a character or before a combining mark', () => {
+    // 10 + 19 × 14 code units: the first window would end before the mark of the 19th 'ง่าย'.
+    const thai = `ภาษาไทยมาก${'ภาษาไทยง่ายมาก'.repeat(19)}`;
+    expect(analyze(thai)).toEqual([
+      'ภาษา',
+      'ไทย',
+      'มาก',
+      ...Array.from({ length: 19 }, () => ['ภาษา', 'ไทย', 'ง่าย', 'มาก']).flat(),
+    ]);
+    // Pairs of code units from the second: the first window would end inside one.
+    const han = `東${'𠀀'.repeat(300)}`;
+    const terms = analyze(han);
+    // A lone surrogate is a code point of category Cs.
+    expect([terms.join(''), terms.some((term) => /\p{Cs}/u.test(term))]).toEqual([han, false]);
+  });
+
+  it('hands ICU at most 256 code units at a time: reading its segments slows with the square of the text', () => {
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const long = 'ภาษาไทยง่ายมาก'.repeat(2000);
+      expect(analyze(long).join('')).toBe(long);
+      const lengths = segment.mock.calls.map(([text]) => text.length);
+      expect([Math.max(...lengths), lengths.reduce((sum, n) => sum + n, 0)]).toEqual([
+        256,
+        long.length,
+      ]);
+    } finally {
+      segment.mockRestore();
+    }
   });
 
   it('gives a word the same term however often it recurs, after any number of other words', () => {
