@@ -1,4 +1,4 @@
-import { createEngine, type Engine } from '@mnemo/core';
+import { createEngine, type Engine, type MemoryHandle } from '@mnemo/core';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { ownPool, type PostgresPool } from '../src/pool.js';
@@ -32,18 +32,26 @@ function notingPool(heads: string[]): PostgresPool {
   });
 }
 
+/**
+ * Opens engines on one fresh schema, as processes of their own (each its own
+ * pool, noting in `heads` how it learned the chain's head), acting as agent-a.
+ */
+function opener(): (heads: string[]) => Promise<MemoryHandle> {
+  const schema = uniqueSchema('chain_heads');
+  schemas.push(schema);
+  return async (heads) => {
+    const engine = createEngine({
+      store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
+    });
+    await engine.init();
+    engines.push(engine);
+    return engine.as('agent-a');
+  };
+}
+
 describePostgres('audit chain heads', () => {
   it('appends after the head this process committed last, and reads it again when another process advanced the chain', async () => {
-    const schema = uniqueSchema('chain_heads');
-    schemas.push(schema);
-    const open = async (heads: string[]) => {
-      const engine = createEngine({
-        store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
-      });
-      await engine.init();
-      engines.push(engine);
-      return engine.as('agent-a');
-    };
+    const open = opener();
     const first: string[] = [];
     const other: string[] = [];
     const a = await open(first);
@@ -91,16 +99,7 @@ describePostgres('audit chain heads', () => {
   });
 
   it('reads the head first for 1, 3, 7, … transactions after stale heads in a row, at most 63', async () => {
-    const schema = uniqueSchema('chain_heads');
-    schemas.push(schema);
-    const open = async (heads: string[]) => {
-      const engine = createEngine({
-        store: createPostgresStore({ pool: notingPool(heads), schema, vector: 'array' }),
-      });
-      await engine.init();
-      engines.push(engine);
-      return engine.as('agent-a');
-    };
+    const open = opener();
     const mine: string[] = [];
     const a = await open(mine);
     const b = await open([]);
