@@ -279,8 +279,8 @@ async function readAuditedRecords(store: MemoryStore, pageSize: number): Promise
  * Reads the log again and returns the ids, among `suspects` and `missing`,
  * that some state the log gave them since `first` accounts for: the events
  * appended since `first` that name them are applied one at a time, oldest
- * first (each chain in seq order), onto what `first` said, and the record as
- * scanned is checked after each.
+ * first (each chain in seq order), onto what `first` said (its entries
+ * change), and the record as scanned is checked after each.
  */
 async function clearedMeanwhile(
   store: MemoryStore,
@@ -299,11 +299,8 @@ async function clearedMeanwhile(
     if (events === undefined) byChain.set(event.chain, [event]);
     else events.push(event);
   }
-  const states = new Map<string, AuditedRecord>();
-  for (const id of [...suspects.keys(), ...missing]) {
-    const entry = first.records.get(id);
-    if (entry !== undefined) states.set(id, copyEntry(entry));
-  }
+  // Nothing reads the first read's entries after this, so the events are applied onto them.
+  const states = first.records;
   const cleared = new Set<string>();
   const queues = [...byChain.values()];
   for (;;) {
@@ -325,17 +322,6 @@ async function clearedMeanwhile(
       if (missing.has(id) && states.get(id)?.state === 'hard') cleared.add(id);
     }
   }
-}
-
-function copyEntry(entry: AuditedRecord): AuditedRecord {
-  const { grants, stats } = entry;
-  return {
-    ...entry,
-    ...(stats === undefined || stats === null ? {} : { stats: [...stats] }),
-    ...(grants === undefined || grants === null
-      ? {}
-      : { grants: new Map([...grants].map(([grantee, made]) => [grantee, [...made]])) }),
-  };
 }
 
 /** Whether `position` comes after `last`. */
