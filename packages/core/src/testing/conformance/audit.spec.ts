@@ -2,7 +2,7 @@ import { GENESIS_HASH } from '../../audit/audit-event.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
 import type { ExportedRecord } from '../../engine/transfer.js';
-import { type Harness, replacing, type TestApi } from './harness.js';
+import { type Harness, racedBy, replacing, type TestApi } from './harness.js';
 
 export function auditSpec(t: TestApi, h: Harness): void {
   const { describe, it, expect } = t;
@@ -302,23 +302,16 @@ export function auditSpec(t: TestApi, h: Harness): void {
       await a.share({ recordId: id, with: ['agent-c'], permission: 'share' });
       const backup: ExportedRecord[] = [];
       for await (const item of engine.exportRecords()) backup.push(item);
-      let shared = false;
       // agent-b's hard forget reads the clock, then waits while agent-c's share (later by the
       // clock) commits: the forget removes the grant that share made.
-      const racing = replacing(store, {
-        transaction: async (work) => {
-          if (!shared) {
-            shared = true;
-            clock.advance(1000);
-            await c.share({ recordId: id, with: ['agent-d'] });
-          }
-          return store.transaction(work);
-        },
+      const racing = racedBy(store, async () => {
+        clock.advance(1000);
+        await c.share({ recordId: id, with: ['agent-d'] });
       });
-      await createEngine({ store: racing, clock })
+      await createEngine({ store: racing.store, clock })
         .as('agent-b')
         .forget({ ids: [id], mode: 'hard' });
-      expect(shared).toBe(true);
+      expect(racing.raced()).toBe(true);
       clock.advance(1000);
       // Restored into the owner's chain, agent-a's.
       expect(await engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });

@@ -126,6 +126,28 @@ export function codeOf(pending: Promise<unknown>): Promise<string | undefined | 
   );
 }
 
+/**
+ * `store` whose first transaction begins only once `race` has run: a call
+ * that read its clock, then waited while another call committed. `raced()`
+ * tells whether it has.
+ */
+export function racedBy(
+  store: MemoryStore,
+  race: () => Promise<unknown>,
+): { store: MemoryStore; raced: () => boolean } {
+  let raced = false;
+  const racing = replacing(store, {
+    transaction: async (work) => {
+      if (!raced) {
+        raced = true;
+        await race();
+      }
+      return store.transaction(work);
+    },
+  });
+  return { store: racing, raced: () => raced };
+}
+
 /** `store` with some of its methods replaced; the others are its own. */
 export function replacing(store: MemoryStore, methods: Partial<MemoryStore>): MemoryStore {
   return new Proxy(store, {

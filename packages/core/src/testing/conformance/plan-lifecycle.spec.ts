@@ -3,7 +3,7 @@ import { createEngine } from '../../engine/create-engine.js';
 import type { MemoryHandle } from '../../engine/memory-handle.js';
 import { planAccess } from '../../engine/plan-access.js';
 import type { PlanStats } from '../../ports/memory-store.js';
-import { type Harness, replacing, type TestApi } from './harness.js';
+import { type Harness, racedBy, replacing, type TestApi } from './harness.js';
 
 /** A stats update that counts one replay and moves the running outcome to `score`. */
 const replay = (score: number) => (_plan: unknown, current: PlanStats | null) => ({
@@ -122,22 +122,15 @@ export function planLifecycleSpec(t: TestApi, h: Harness): void {
       const b = engine.as('agent-b');
       const { id } = await writer(a)(['alpha', 'beta'], { scope: 'global' });
       await planAccess(a).updatePlanStats(id, replay(0.9));
-      let reported = false;
       // agent-a's forget reads the clock, then waits while agent-b's report (later by the
       // clock) locks the plan and commits: the forget removes the stats that report wrote.
-      const racing = replacing(store, {
-        transaction: async (work) => {
-          if (!reported) {
-            reported = true;
-            clock.advance(1000);
-            await planAccess(b).updatePlanStats(id, replay(0.7));
-          }
-          return store.transaction(work);
-        },
+      const racing = racedBy(store, async () => {
+        clock.advance(1000);
+        await planAccess(b).updatePlanStats(id, replay(0.7));
       });
-      const other = createEngine({ store: racing, clock, experienceMemory: true });
+      const other = createEngine({ store: racing.store, clock, experienceMemory: true });
       await other.as('agent-a').forget({ ids: [id] });
-      expect(reported).toBe(true);
+      expect(racing.raced()).toBe(true);
       expect(await store.listPlanStats([id])).toEqual([]);
       expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
