@@ -38,14 +38,28 @@ const words = new Intl.Segmenter('und', { granularity: 'word' });
 /**
  * Code units of a run without spaces handed to ICU at a time: reading the
  * segments of a longer text slows with its square (300,000 such characters
- * took over a minute). A word across a window's end is split in two.
+ * took over a minute).
  */
 const SEGMENT_WINDOW = 256;
 
 const MARK = /\p{M}/u;
 
-/** `run` in pieces of at most `SEGMENT_WINDOW` code units, each ending before a character and its marks. */
-function* segmentWindows(run: string): Generator<string> {
+/**
+ * Code units at the end of a window whose words are read again at the start
+ * of the next: ICU's dictionary looks ahead past a word to place its end, so
+ * the last words before a window's end may be split differently than in the
+ * whole run.
+ */
+const SEGMENT_OVERLAP = 64;
+
+/**
+ * The words ICU finds in `run`, read a window of at most `SEGMENT_WINDOW`
+ * code units at a time. A window ends before a character and its marks;
+ * the words that end in its last `SEGMENT_OVERLAP` code units are read
+ * again at the start of the next, so that only a word longer than a whole
+ * window is ever split by a window's end.
+ */
+function* runWords(run: string): Generator<string> {
   let start = 0;
   while (run.length - start > SEGMENT_WINDOW) {
     let end = start + SEGMENT_WINDOW;
@@ -53,10 +67,18 @@ function* segmentWindows(run: string): Generator<string> {
     while (end > start + 1 && (isLowSurrogate(run.charCodeAt(end)) || MARK.test(run[end] ?? '')))
       end -= 1;
     if (end === start + 1) end = start + SEGMENT_WINDOW;
-    yield run.slice(start, end);
-    start = end;
+    const settled = end - start - SEGMENT_OVERLAP;
+    let next = end;
+    for (const { segment, index } of words.segment(run.slice(start, end))) {
+      if (index + segment.length > settled && index > 0) {
+        next = start + index;
+        break;
+      }
+      yield segment;
+    }
+    start = next;
   }
-  yield run.slice(start);
+  for (const { segment } of words.segment(run.slice(start))) yield segment;
 }
 
 function isLowSurrogate(code: number): boolean {
@@ -120,9 +142,7 @@ export function analyze(text: string): string[] {
   const terms: string[] = [];
   for (const run of normalized.split(SPLIT)) {
     if (unspaced && UNSPACED.test(run)) {
-      for (const piece of segmentWindows(run)) {
-        for (const { segment } of words.segment(piece)) addTerm(terms, segment);
-      }
+      for (const word of runWords(run)) addTerm(terms, word);
     } else addTerm(terms, run);
   }
   return terms;

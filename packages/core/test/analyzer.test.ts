@@ -71,12 +71,28 @@ describe('analyzer', () => {
       const long = 'ภาษาไทยง่ายมาก'.repeat(2000);
       expect(analyze(long).join('')).toBe(long);
       const lengths = segment.mock.calls.map(([text]) => text.length);
-      expect([Math.max(...lengths), lengths.reduce((sum, n) => sum + n, 0)]).toEqual([
+      // Each window reads again the words in its last 64 code units, no unit more than twice.
+      const read = lengths.reduce((sum, n) => sum + n, 0);
+      expect([Math.max(...lengths), read > long.length, read < 2 * long.length]).toEqual([
         256,
-        long.length,
+        true,
+        true,
       ]);
     } finally {
       segment.mockRestore();
+    }
+  });
+
+  it('splits a long run without spaces into the words ICU finds in the whole run, whatever word a window ends in', () => {
+    const whole = new Intl.Segmenter('und', { granularity: 'word' });
+    // The first window ends inside a word of each; in the Thai one, ICU splits the word before it
+    // differently when it cannot see the next.
+    for (const run of [
+      '我们明天去北京大学'.repeat(67),
+      'สวัสดีครับผมชื่อสมชาย'.repeat(29),
+      '東京都に住んでいます'.repeat(60),
+    ]) {
+      expect(analyze(run)).toEqual(Array.from(whole.segment(run), ({ segment }) => segment));
     }
   });
 
