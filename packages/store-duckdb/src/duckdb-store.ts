@@ -265,13 +265,14 @@ class DuckDBStore implements MemoryStore {
   private freshPostings = 0;
   private sorting = false;
   // Accesses logged and not folded into the records yet, added to every record read (see
-  // AccessLog); a fold waits for the reads running (`activeReads`, `drained`) and holds new
-  // ones back (`folding`).
+  // AccessLog); a fold waits for the reads running (`activeReads`, `readsDone`) and holds new
+  // ones back (`folding`). close() waits for them too: closing a connection under a running
+  // query crashes the process.
   private readonly accesses = new AccessLog();
   private foldQueued = false;
   private folding: Promise<void> | null = null;
   private activeReads = 0;
-  private drained: (() => void) | null = null;
+  private readonly drained: (() => void)[] = [];
   // Set once init() has finished: the migrations and index loads run before anything else.
   private ready = false;
   // The file this store holds in the process-wide registry (see OPEN_FILES), by canonical path, if any.
@@ -496,15 +497,10 @@ class DuckDBStore implements MemoryStore {
       reopen = resolve;
     });
     try {
-      if (this.activeReads > 0) {
-        await new Promise<void>((resolve) => {
-          this.drained = resolve;
-        });
-      }
+      await this.readsDone();
       await this.inTransaction(writer, () => foldAccesses(writer));
       this.accesses.clear();
     } finally {
-      this.drained = null;
       this.folding = null;
       reopen();
     }
@@ -518,7 +514,15 @@ class DuckDBStore implements MemoryStore {
     await this.transactions.catch(() => undefined);
     if (this.pending.frames.length > 0 && this.broken === null) this.scheduleApply(true);
     await this.queue.catch(() => undefined);
+    // Reads that started before close() run on pooled connections; later ones are refused.
+    await this.readsDone();
     this.release();
+  }
+
+  /** Resolves once no read is running on a pooled connection. */
+  private readsDone(): Promise<void> {
+    if (this.activeReads === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private release(): void {
@@ -572,7 +576,7 @@ class DuckDBStore implements MemoryStore {
       return await this.readOn(fn);
     } finally {
       this.activeReads -= 1;
-      if (this.activeReads === 0) this.drained?.();
+      if (this.activeReads === 0) for (const resolve of this.drained.splice(0)) resolve();
     }
   }
 
@@ -592,7 +596,7 @@ class DuckDBStore implements MemoryStore {
       return await fn(session);
     } finally {
       if (this.closed) {
-        // close() already released the connection.
+        // close() closes every connection once no read runs.
       } else if (this.idle.length < (this.options.maxReaders ?? 4)) {
         this.idle.push(session);
       } else {

@@ -208,7 +208,11 @@ export interface MemoryStore extends StoreReader {
    */
   init(): Promise<void>;
 
-  /** Releases connections and files. Idempotent; waits for running transactions. */
+  /**
+   * Releases connections and files. Idempotent; waits for the transactions and
+   * reads running on the database; a call it does not wait for throws
+   * `STORE_UNAVAILABLE`.
+   */
   close(): Promise<void>;
 
   /**

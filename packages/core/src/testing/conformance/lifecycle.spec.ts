@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { chainEvent } from '../../audit/audit-event.js';
 import { MnemoError } from '../../errors.js';
 import type { Embedder } from '../../ports/embedder.js';
@@ -92,6 +93,43 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       expect(steps).toEqual(['released', 'closed']);
       await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
       await engine.close();
+    });
+
+    it('store.close lets the reads running finish, refuses the rest with STORE_UNAVAILABLE, and closes', async () => {
+      const { engine, store, clock } = await h.open();
+      const a = engine.as('agent-a');
+      await a.rememberMany(
+        Array.from({ length: 200 }, (_, i) => ({ content: `note ${i} about closing a store` })),
+      );
+      const visibility = { agentId: 'agent-a', orgId: null, now: clock.now() };
+      const reads: Record<string, () => Promise<unknown>> = {
+        scan: () => store.scanRecords({ limit: 200 }),
+        list: () => store.list({ visibility, filters: {} }),
+        get: () => store.get(visibility, ['id-000001', 'id-000200']),
+        lexical: () =>
+          store.searchLexical({ visibility, filters: {}, terms: ['close', 'store'], limit: 10 }),
+        audit: () => store.readAudit({ limit: 10 }),
+        heads: () => store.auditHeads(),
+      };
+      const answers = new Map<string, unknown>();
+      for (const [name, read] of Object.entries(reads)) answers.set(name, await read());
+      // Many reads of each kind, so that some are running on the database when close is called.
+      const running = Object.entries(reads).flatMap(([name, read]) =>
+        Array.from({ length: 10 }, () =>
+          read().then(
+            (answer) =>
+              isDeepStrictEqual(answer, answers.get(name)) ? 'answer' : `${name} differs`,
+            (error: unknown) => (error as { code?: string }).code ?? String(error),
+          ),
+        ),
+      );
+      await new Promise((done) => setImmediate(done));
+      await store.close();
+      const outcomes = new Set(await Promise.all(running));
+      expect([...outcomes].filter((o) => o !== 'answer' && o !== 'STORE_UNAVAILABLE')).toEqual([]);
+      await expect(store.scanRecords({ limit: 1 })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+      });
     });
 
     it('a store used before init is STORE_UNAVAILABLE', async () => {
