@@ -101,3 +101,28 @@ describe('createEngine', () => {
     expect(typeof engine.exportRecords({ pageSize: 1 }).next).toBe('function');
   });
 });
+
+describe('operator calls', () => {
+  it('reject a misspelt option before touching the store, so a typo never skips a check', async () => {
+    // The store has no methods: any read would fail with a TypeError instead.
+    const engine = createEngine({ store });
+    const field = (name: string) => ({ code: 'INVALID_INPUT', details: { field: name } });
+    // `knownHeads` misspelt: the truncation check it asks for would silently not run.
+    await expect(engine.verifyAudit({ knownHead: [] } as never)).rejects.toMatchObject(
+      field('options.knownHead'),
+    );
+    await expect(engine.verifyRecords({ pagesize: 10 } as never)).rejects.toMatchObject(
+      field('options.pagesize'),
+    );
+    await expect(engine.purgeExpired({ pagesize: 10 } as never)).rejects.toMatchObject(
+      field('options.pagesize'),
+    );
+    await expect(engine.verifyAudit(null as never)).rejects.toMatchObject(field('options'));
+    expect(() => engine.exportRecords({ pagesize: 10 } as never)).toThrow(
+      expect.objectContaining(field('options.pagesize')),
+    );
+    expect(() => engine.exportRecords('all' as never)).toThrow(
+      expect.objectContaining(field('options')),
+    );
+  });
+});

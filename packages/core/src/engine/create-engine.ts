@@ -184,6 +184,15 @@ function principalOf(agentId: unknown, options: unknown): Principal {
   };
 }
 
+/**
+ * The options of an operator call (absent: none), with unknown keys rejected:
+ * a misspelt `knownHeads` would otherwise silently skip the truncation check.
+ */
+function callOptions<T extends object>(options: T | undefined, known: readonly string[]): T {
+  if (options === undefined) return {} as T;
+  return checkKeys('options', options, known) as T;
+}
+
 function signatureStrategy(value: unknown, fallback: PlanSignatureStrategy): PlanSignatureStrategy {
   if (value === undefined) return fallback;
   const found = PLAN_SIGNATURE_STRATEGIES.find((strategy) => strategy === value);
@@ -210,18 +219,24 @@ function engineFrom(context: EngineContext): Engine {
     },
     as: (agentId, asOptions) => new MemoryHandle(context, principalOf(agentId, asOptions)),
     verifyAudit: (verifyOptions) =>
-      context.calls.run(() => verifyAudit(context.store, verifyOptions)),
+      context.calls.run(async () =>
+        verifyAudit(context.store, callOptions(verifyOptions, ['knownHeads', 'pageSize'])),
+      ),
     verifyRecords: (verifyOptions) =>
-      context.calls.run(() => verifyRecords(context.store, verifyOptions)),
+      context.calls.run(async () =>
+        verifyRecords(context.store, callOptions(verifyOptions, ['pageSize'])),
+      ),
     exportRecords: (exportOptions) => {
-      const pageSize = exportOptions?.pageSize ?? 500;
+      const pageSize = callOptions(exportOptions, ['pageSize']).pageSize ?? 500;
       if (!Number.isInteger(pageSize) || pageSize < 1)
         throw invalidInput('pageSize', 'must be a positive integer');
       return exportRecords(context, pageSize);
     },
     importRecords: (records) => context.calls.run(() => importRecords(context, records)),
     purgeExpired: (purgeOptions) =>
-      context.calls.run(() => purgeExpired(context, purgeOptions?.pageSize)),
+      context.calls.run(async () =>
+        purgeExpired(context, callOptions(purgeOptions, ['pageSize']).pageSize),
+      ),
     with: (changes) => {
       checkKeys('options', changes, ['experienceMemory', 'experienceSignature', 'readAuditing']);
       return engineFrom({
