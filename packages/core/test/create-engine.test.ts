@@ -64,6 +64,31 @@ describe('createEngine', () => {
     });
   });
 
+  it('rejects an embedder the engine cannot drive, which would lose writes silently', () => {
+    const embed = async (texts: readonly string[]) => texts.map(() => new Float32Array(4));
+    const valid = { dimensions: 4, semantic: true, maxBatchSize: 8, embed };
+    const cases: [unknown, string][] = [
+      // Without a batch size, remember resolved to undefined and wrote nothing.
+      [{ dimensions: 4, semantic: true, embed }, 'options.embedder.maxBatchSize'],
+      [{ ...valid, maxBatchSize: Number.NaN }, 'options.embedder.maxBatchSize'],
+      [{ ...valid, maxBatchSize: 0 }, 'options.embedder.maxBatchSize'],
+      [{ ...valid, semantic: 'false' }, 'options.embedder.semantic'],
+      [{ ...valid, embed: undefined }, 'options.embedder.embed'],
+      [null, 'options.embedder'],
+    ];
+    for (const [embedder, field] of cases) {
+      expect(() => createEngine({ store, embedder: embedder as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field } }),
+      );
+    }
+    // No batch limit at all is a limit the engine can use.
+    for (const maxBatchSize of [1, 2.5, Number.MAX_SAFE_INTEGER, Number.POSITIVE_INFINITY]) {
+      expect(
+        createEngine({ store, embedder: { ...valid, maxBatchSize } }).embedder.maxBatchSize,
+      ).toBe(maxBatchSize);
+    }
+  });
+
   it("binds a handle's principal for good: assigning or mutating it throws", () => {
     const handle = createEngine({ store }).as('agent-a');
     expect(() => {

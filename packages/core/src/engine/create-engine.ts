@@ -142,7 +142,7 @@ export function createEngine(options: EngineOptions): Engine {
   const ids = options.ids ?? createUuidV7Generator();
   return engineFrom({
     store: options.store,
-    embedder: options.embedder ?? noopEmbedder,
+    embedder: options.embedder === undefined ? noopEmbedder : checkEmbedder(options.embedder),
     clock: options.clock ?? systemClock,
     ids,
     writer: new WriteCoalescer(options.store, ids),
@@ -166,6 +166,25 @@ const ENGINE_OPTIONS = [
   'limits',
   'laneWeights',
 ];
+
+/**
+ * The members of an embedder the engine relies on. Without a usable
+ * `maxBatchSize` the write path embedded nothing and wrote nothing, and
+ * `remember` resolved to undefined. `dimensions` is not checked here: an
+ * embedder may only know it once its model is loaded.
+ */
+function checkEmbedder(embedder: unknown): Embedder {
+  if (typeof embedder !== 'object' || embedder === null)
+    throw invalidInput('options.embedder', 'must be an Embedder');
+  const { semantic, maxBatchSize, embed } = embedder as Partial<Embedder>;
+  if (typeof embed !== 'function')
+    throw invalidInput('options.embedder.embed', 'must be a function');
+  if (typeof semantic !== 'boolean')
+    throw invalidInput('options.embedder.semantic', 'must be true or false');
+  if (typeof maxBatchSize !== 'number' || !(maxBatchSize >= 1))
+    throw invalidInput('options.embedder.maxBatchSize', 'must be a number ≥ 1');
+  return embedder as Embedder;
+}
 
 /** A boolean option: `fallback` when absent, `INVALID_INPUT` when not a boolean. */
 function flag(field: string, value: unknown, fallback: boolean): boolean {
