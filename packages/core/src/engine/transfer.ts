@@ -1,5 +1,6 @@
 import { termFrequencies } from '../analyzer.js';
 import { appendOwnersEntries } from '../audit/append-audit.js';
+import { compareByteOrder } from '../byte-order.js';
 import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
@@ -245,10 +246,12 @@ function toNewRecord(record: MemoryRecord): NewRecord {
     isPlan: plan,
     terms,
     docLength: length,
+    // Sorted and distinct, as the stores count and match them: a payload written by hand or by
+    // another implementation may repeat a token, and its plan was then too long for an exact query.
     planTokens:
       plan && !isRedacted(record)
         ? Array.isArray(tokens)
-          ? tokens.filter((t) => typeof t === 'string')
+          ? [...new Set(tokens.filter((t) => typeof t === 'string'))].sort(compareByteOrder)
           : []
         : null,
   };

@@ -4,6 +4,7 @@ import { type ExportedRecord, exportFromJson, exportToJson } from '../../engine/
 import { contentHash } from '../../hashing.js';
 import { type MemoryRecord, PLAN_TAG, REDACTED_CONTENT } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
+import { memoryRecord } from '../memory-record.js';
 import type { Harness, TestApi } from './harness.js';
 
 export function transferSpec(t: TestApi, h: Harness): void {
@@ -334,6 +335,33 @@ export function transferSpec(t: TestApi, h: Harness): void {
         after.find((item) => item.record.id === note.id)?.grants.map((g) => g.permission),
       ).toEqual(['delete']);
       expect(after.find((item) => item.record.id === plan.id)?.planStats).toEqual(stats);
+    });
+
+    it("indexes an imported plan under its payload's tokens once each, so an exact query finds it", async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      // Written by hand or by another implementation: its signature tokens repeat one and are unsorted.
+      const plan = memoryRecord({
+        id: 'plan-1',
+        content: 'zzz aaa aaa',
+        memoryType: 'procedural',
+        tags: [PLAN_TAG],
+        metadata: { experience_plan: { signature_tokens: ['zzz', 'aaa', 'aaa'] } },
+      });
+      expect(await engine.importRecords([{ record: plan, grants: [] }])).toEqual({
+        imported: 1,
+        skipped: 0,
+      });
+      // Similarity 1 with the query's two tokens: a plan of exactly two tokens sharing both.
+      const found = await planAccess(engine.as('a')).findCandidates({
+        tokens: ['aaa', 'zzz'],
+        minTokens: 2,
+        maxTokens: 2,
+        minShared: 2,
+      });
+      expect(found.map((candidate) => [candidate.record.id, candidate.signatureTokens])).toEqual([
+        ['plan-1', ['aaa', 'zzz']],
+      ]);
+      expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
     });
 
     it('checks the hash of a live record whose content reads like a redacted one', async () => {
