@@ -89,6 +89,20 @@ describe('createEngine', () => {
     }
   });
 
+  it('rejects a clock or id generator that is not one, instead of a TypeError at the first write', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ clock: () => new Date() }, 'options.clock'],
+      [{ clock: null }, 'options.clock'],
+      [{ ids: 'uuid' }, 'options.ids'],
+      [{ ids: null }, 'options.ids'],
+    ];
+    for (const [option, field] of cases) {
+      expect(() => createEngine({ store, ...option } as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field } }),
+      );
+    }
+  });
+
   it("binds a handle's principal for good: assigning or mutating it throws", () => {
     const handle = createEngine({ store }).as('agent-a');
     expect(() => {

@@ -139,6 +139,16 @@ export function createEngine(options: EngineOptions): Engine {
     if (!Number.isFinite(value) || value < 0)
       throw invalidInput(`options.laneWeights.${key}`, 'must be a number ≥ 0');
   }
+  if (options.ids !== undefined && typeof options.ids !== 'function')
+    throw invalidInput('options.ids', 'must be a function returning a new id');
+  if (
+    options.clock !== undefined &&
+    (typeof options.clock !== 'object' ||
+      options.clock === null ||
+      typeof options.clock.now !== 'function')
+  ) {
+    throw invalidInput('options.clock', 'must be a Clock ({ now(): Date })');
+  }
   const ids = options.ids ?? createUuidV7Generator();
   return engineFrom({
     store: options.store,
