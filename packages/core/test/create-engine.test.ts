@@ -72,6 +72,8 @@ describe('createEngine', () => {
       [{ dimensions: 4, semantic: true, embed }, 'options.embedder.maxBatchSize'],
       [{ ...valid, maxBatchSize: Number.NaN }, 'options.embedder.maxBatchSize'],
       [{ ...valid, maxBatchSize: 0 }, 'options.embedder.maxBatchSize'],
+      // A count of texts: a fraction would make batches of varying sizes above it.
+      [{ ...valid, maxBatchSize: 2.5 }, 'options.embedder.maxBatchSize'],
       [{ ...valid, semantic: 'false' }, 'options.embedder.semantic'],
       [{ ...valid, embed: undefined }, 'options.embedder.embed'],
       [null, 'options.embedder'],
@@ -82,7 +84,7 @@ describe('createEngine', () => {
       );
     }
     // No batch limit at all is a limit the engine can use.
-    for (const maxBatchSize of [1, 2.5, Number.MAX_SAFE_INTEGER, Number.POSITIVE_INFINITY]) {
+    for (const maxBatchSize of [1, 64, Number.MAX_SAFE_INTEGER, Number.POSITIVE_INFINITY]) {
       expect(
         createEngine({ store, embedder: { ...valid, maxBatchSize } }).embedder.maxBatchSize,
       ).toBe(maxBatchSize);

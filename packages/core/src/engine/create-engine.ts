@@ -191,8 +191,12 @@ function checkEmbedder(embedder: unknown): Embedder {
     throw invalidInput('options.embedder.embed', 'must be a function');
   if (typeof semantic !== 'boolean')
     throw invalidInput('options.embedder.semantic', 'must be true or false');
-  if (typeof maxBatchSize !== 'number' || !(maxBatchSize >= 1))
-    throw invalidInput('options.embedder.maxBatchSize', 'must be a number ≥ 1');
+  if (
+    typeof maxBatchSize !== 'number' ||
+    !(Number.isInteger(maxBatchSize) || maxBatchSize === Number.POSITIVE_INFINITY) ||
+    maxBatchSize < 1
+  )
+    throw invalidInput('options.embedder.maxBatchSize', 'must be a whole number ≥ 1, or Infinity');
   return embedder as Embedder;
 }
 
