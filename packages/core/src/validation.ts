@@ -118,9 +118,16 @@ export function validateLabel(field: string, value: unknown, maxLength: number):
   checkText(field, value);
   if (BLANK.test(value)) throw invalidInput(field, 'must not be blank');
   if (CONTROL.test(value)) throw invalidInput(field, 'must not contain control characters');
-  if (value.length > maxLength)
+  // Characters are code points: an emoji is one, not the two UTF-16 units of its length.
+  if (value.length > maxLength && codePoints(value) > maxLength)
     throw invalidInput(field, `must be at most ${maxLength} characters`);
   return value;
+}
+
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
 }
 
 /** Whether `validateLabel` takes `value` (without the error it would throw). */
