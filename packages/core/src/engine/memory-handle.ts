@@ -309,7 +309,8 @@ export class MemoryHandle {
           : store.searchVector({ visibility, filters, vector, limit: depth });
       };
       // A hybrid recall's two searches run at once: each store reads on its own connection.
-      const [lexical, semantic] = await Promise.all([
+      // Both settle before the call does, so that engine.close never closes the store under one.
+      const [lexical, semantic] = await allSettled([
         strategy !== 'semantic' && terms.length > 0
           ? store.searchLexical({ visibility, filters, terms, limit: depth })
           : undefined,
@@ -575,4 +576,18 @@ function denied(id: string, permission: Permission): MnemoError {
   return new MnemoError('PERMISSION_DENIED', `the caller lacks ${permission} permission on ${id}`, {
     details: { id, permission },
   });
+}
+
+/**
+ * `Promise.all` that settles only once every promise has: then the first
+ * failure, in order, is thrown.
+ */
+async function allSettled<T extends readonly unknown[] | []>(
+  promises: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const outcomes = await Promise.allSettled(promises);
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
 }

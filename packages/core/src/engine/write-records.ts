@@ -55,7 +55,13 @@ export async function writeRecords(
       // Awaited in the next iteration; when this chunk's write fails first, that failure is reported.
       next.catch(() => undefined);
     }
-    results.push(...(await written));
+    try {
+      results.push(...(await written));
+    } catch (error) {
+      // The call settles once the next chunk's preparation has: engine.close waits for it.
+      await next.catch(() => undefined);
+      throw error;
+    }
   }
   return results;
 }

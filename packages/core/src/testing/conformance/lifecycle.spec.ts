@@ -4,9 +4,17 @@ import { MnemoError } from '../../errors.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { NewRecord } from '../../ports/memory-store.js';
 import type { MemoryRecord } from '../../records.js';
+import { createEngine } from '../../engine/create-engine.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import { memoryRecord } from '../memory-record.js';
-import type { ConformanceOptions, Harness, TestApi } from './harness.js';
+import { createSequentialIds } from '../sequential-ids.js';
+import {
+  type ConformanceOptions,
+  codeOf,
+  type Harness,
+  replacing,
+  type TestApi,
+} from './harness.js';
 
 export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOptions): void {
   const { describe, it, expect } = t;
@@ -93,6 +101,92 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       expect(steps).toEqual(['released', 'closed']);
       await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
       await engine.close();
+    });
+
+    it('a hybrid recall whose lexical search fails settles once its semantic search has, so engine.close waits for it', async () => {
+      const { store, clock } = await h.open();
+      const steps: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const watched = replacing(store, {
+        searchLexical: async () => {
+          throw new MnemoError('STORE_UNAVAILABLE', 'lexical search lost');
+        },
+        searchVector: async (query) => {
+          await held;
+          const hits = await store.searchVector(query);
+          steps.push(`vector search found ${hits.length}`);
+          return hits;
+        },
+      });
+      const engine = createEngine({
+        store: watched,
+        clock,
+        ids: createSequentialIds(),
+        embedder: createHashEmbedder({ dimensions: 16 }),
+      });
+      await engine.as('agent-a').remember({ content: 'a hybrid note' });
+      const recalled = codeOf(
+        engine.as('agent-a').recall({ query: 'hybrid note', strategy: 'hybrid' }),
+      ).then((code) => steps.push(`recall ${code}`));
+      const closed = engine.close().then(() => steps.push('closed'));
+      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      steps.push('released');
+      release();
+      await Promise.all([recalled, closed]);
+      expect(steps).toEqual([
+        'released',
+        'vector search found 1',
+        'recall STORE_UNAVAILABLE',
+        'closed',
+      ]);
+    });
+
+    it('rememberMany whose chunk fails to write settles once the next chunk is embedded, so engine.close waits for it', async () => {
+      const { store, clock } = await h.open();
+      const hash = createHashEmbedder({ dimensions: 16 });
+      const steps: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // Chunks of 500: the second is embedded while the first is written.
+      const embedder: Embedder = {
+        dimensions: hash.dimensions,
+        semantic: true,
+        maxBatchSize: 1_000,
+        embed: async (texts) => {
+          if (texts[0] === 'note 500') {
+            await held;
+            steps.push('next chunk embedded');
+          }
+          return hash.embed(texts);
+        },
+      };
+      const failing = replacing(store, {
+        transaction: async () => {
+          throw new MnemoError('STORE_UNAVAILABLE', 'write lost');
+        },
+      });
+      const engine = createEngine({ store: failing, clock, ids: createSequentialIds(), embedder });
+      const written = codeOf(
+        engine
+          .as('agent-a')
+          .rememberMany(Array.from({ length: 1_000 }, (_, i) => ({ content: `note ${i}` }))),
+      ).then((code) => steps.push(`rememberMany ${code}`));
+      const closed = engine.close().then(() => steps.push('closed'));
+      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      steps.push('released');
+      release();
+      await Promise.all([written, closed]);
+      expect(steps).toEqual([
+        'released',
+        'next chunk embedded',
+        'rememberMany STORE_UNAVAILABLE',
+        'closed',
+      ]);
     });
 
     it('store.close lets the reads running finish, refuses the rest with STORE_UNAVAILABLE, and closes', async () => {
