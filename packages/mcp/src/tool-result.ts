@@ -43,7 +43,14 @@ export function okResult(value: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: value };
 }
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+/**
+ * The engine's field path in the tools' snake_case. Below `metadata` the path is the
+ * caller's own keys (`metadata.sourceInfo`), named as the client wrote them.
+ */
+function snake(field: string): string {
+  if (/^metadata(?=$|[.[ ])/.test(field)) return field;
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
 
 /**
  * An error as a tool result (`isError: true`), never a thrown error: a `MnemoError` keeps its

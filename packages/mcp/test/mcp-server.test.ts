@@ -585,6 +585,30 @@ describe('the MCP server, through an in-process SDK client', () => {
     }
   });
 
+  it('names a metadata key of an error as the client wrote it, and the engine’s fields in snake_case', async () => {
+    const { engine } = await openEngine();
+    const client = await connect({ engine, principal: { agentId: 'agent-a' } });
+    const nul = await call(client, 'mnemo.remember', {
+      content: 'x',
+      metadata: { sourceInfo: { pageTitle: 'a\u0000b' } },
+    });
+    expect(nul.body).toEqual({
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'metadata.sourceInfo.pageTitle: contains a NUL character',
+        field: 'metadata.sourceInfo.pageTitle',
+      },
+    });
+    const blank = await call(client, 'mnemo.recall', { query: 'x', filters: { tags_any: [' '] } });
+    expect(blank.body).toEqual({
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'filters.tags_any[0]: must not be blank',
+        field: 'filters.tags_any[0]',
+      },
+    });
+  });
+
   it('tells onInternalError nothing of the MnemoErrors the client is answered with', async () => {
     const { engine } = await openEngine();
     const onInternalError = vi.fn();
