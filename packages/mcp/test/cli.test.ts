@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine, exportToJson } from '@mnemo/core';
 import { createManualClock, memoryRecord } from '@mnemo/core/testing';
+import { rememberPlan } from '@mnemo/experience';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { parseStoreSpec, redactSecrets } from '../src/cli/store-spec.js';
@@ -333,6 +334,7 @@ describe('the mnemo CLI (the built binary)', () => {
           replays: 2,
           created_at: '2026-01-01T00:00:01.000Z',
           deleted_at: null,
+          expires_at: null,
         },
         {
           id: plans[1],
@@ -345,6 +347,7 @@ describe('the mnemo CLI (the built binary)', () => {
           replays: 0,
           created_at: '2026-01-01T00:00:01.000Z',
           deleted_at: null,
+          expires_at: null,
         },
       ],
     });
@@ -356,6 +359,37 @@ describe('the mnemo CLI (the built binary)', () => {
     const empty = join(dir, 'empty.duckdb');
     mnemoJson(['remember', 'no plans here', '--agent', 'a', '--store', `duckdb:${empty}`]);
     expect(mnemo(['plans', '--store', `duckdb:${empty}`]).stdout).toBe('no cached plans\n');
+  });
+
+  it('lists an expired plan, which is never replayed again, as forgotten: only with --all', async () => {
+    const file = join(tempDir(), 'expired.duckdb');
+    const engine = createEngine({
+      store: createDuckDBStore({ path: file }),
+      clock: createManualClock('2020-01-01T00:00:00.000Z'),
+      experienceMemory: true,
+    });
+    await engine.init();
+    const planner = engine.as('planner');
+    const plan = { steps: ['recall'], chunkIds: [], outcomeScore: 0.9 };
+    const expired = await rememberPlan(planner, {
+      query: 'when do herons hunt',
+      ttlMs: 60_000,
+      ...plan,
+    });
+    const kept = await rememberPlan(planner, { query: 'where do owls sleep', ...plan });
+    await engine.close();
+    const store = `duckdb:${file}`;
+    const listing = (args: string[]) =>
+      (mnemoJson(['plans', ...args, '--store', store]).plans as Record<string, unknown>[]).map(
+        (listed) => [listed.id, listed.deleted_at, listed.expires_at],
+      );
+    expect(listing([])).toEqual([[kept.id, null, null]]);
+    expect(listing(['--all'])).toEqual([
+      [expired.id, null, '2020-01-01T00:01:00.000Z'],
+      [kept.id, null, null],
+    ]);
+    const table = mnemo(['plans', '--all', '--store', store]).stdout.split('\n');
+    expect(table[1]?.startsWith(`${expired.id} (expired)  planner`)).toBe(true);
   });
 
   it('verifies the audit log, and detects a truncated chain from known heads (exit 3)', () => {

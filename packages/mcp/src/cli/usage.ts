@@ -84,9 +84,10 @@ ${STORE}
 Lists every cached plan of the store (all owners) with its outcome score and replay
 count (the plan lookups that returned it).
 
-  --all                      include forgotten plans
+  --all                      include forgotten plans (deleted or expired)
   --json                     {"plans":[{"id","owner","scope","query","outcome_score",
-                             "steps","chunk_ids","replays","created_at","deleted_at"}]}
+                             "steps","chunk_ids","replays","created_at","deleted_at",
+                             "expires_at"}]}
 
 ${STORE}
 `,

@@ -30,11 +30,14 @@ export interface PlanListing {
   replays: number;
   created_at: string;
   deleted_at: string | null;
+  /** When the plan expires or expired (then it is never replayed: forgotten, as a deletion is). */
+  expires_at: string | null;
 }
 
 /**
  * `mnemo plans`: every cached plan of the store (an operator's view: all owners), with its
- * outcome score and how many times it was replayed. Forgotten plans only with `--all`.
+ * outcome score and how many times it was replayed. Forgotten plans (deleted, or expired:
+ * a TTL's expiry is a forget) only with `--all`.
  */
 export async function plans(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = usageErrors('plans', () =>
@@ -47,8 +50,9 @@ export async function plans(argv: readonly string[], io: CliIo): Promise<number>
   );
   noPositionals('plans', positionals);
   const spec = storeOf(values);
+  const now = new Date();
   const listing = await withEngine(spec, { existing: true }, (engine) =>
-    listPlans(engine, values.all === true),
+    listPlans(engine, values.all === true, now),
   );
   if (values.json === true) {
     await write(io.stdout, json({ plans: listing }));
@@ -63,7 +67,11 @@ export async function plans(argv: readonly string[], io: CliIo): Promise<number>
     table(
       ['id', 'owner', 'scope', 'outcome', 'replays', 'created', 'query'],
       listing.map((plan) => [
-        plan.deleted_at === null ? plan.id : `${plan.id} (forgotten)`,
+        plan.deleted_at !== null
+          ? `${plan.id} (forgotten)`
+          : isExpired(plan.expires_at, now)
+            ? `${plan.id} (expired)`
+            : plan.id,
         plan.owner,
         plan.scope,
         plan.outcome_score === null ? '-' : plan.outcome_score.toFixed(2),
@@ -77,12 +85,20 @@ export async function plans(argv: readonly string[], io: CliIo): Promise<number>
   return 0;
 }
 
-async function listPlans(engine: Engine, includeForgotten: boolean): Promise<PlanListing[]> {
+const isExpired = (expiresAt: string | null, now: Date) =>
+  expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
+
+async function listPlans(
+  engine: Engine,
+  includeForgotten: boolean,
+  now: Date,
+): Promise<PlanListing[]> {
   const records: MemoryRecord[] = [];
   for await (const { record } of engine.exportRecords()) {
-    if (isPlanRecord(record) && (includeForgotten || record.deletedAt === null)) {
-      records.push(record);
-    }
+    const forgotten =
+      record.deletedAt !== null ||
+      (record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime());
+    if (isPlanRecord(record) && (includeForgotten || !forgotten)) records.push(record);
   }
   const replays = await countReplays(engine, new Set(records.map((record) => record.id)));
   return records.map((record) => {
@@ -100,6 +116,7 @@ async function listPlans(engine: Engine, includeForgotten: boolean): Promise<Pla
       replays: replays.get(record.id) ?? 0,
       created_at: record.createdAt.toISOString(),
       deleted_at: isoOrNull(record.deletedAt),
+      expires_at: isoOrNull(record.expiresAt),
     };
   });
 }
