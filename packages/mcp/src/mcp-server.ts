@@ -197,7 +197,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     {
       title: 'Share',
       description:
-        'Grants other agents of the record’s org a permission (read by default) on a shared-scope record the caller may share.',
+        'Grants other agents of the record’s org a permission (read by default) on a record the caller may share (scope shared, public or global; a private record cannot be shared).',
       inputSchema: shareInput,
       outputSchema: shareOutput,
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
