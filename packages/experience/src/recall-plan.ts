@@ -1,4 +1,4 @@
-import { type MemoryHandle, type PlanAccess, planAccess } from '@mnemo/core';
+import { compareByteOrder, type MemoryHandle, type PlanAccess, planAccess } from '@mnemo/core';
 import { DEFAULT_SIMILARITY_THRESHOLD, DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
 import { checkOptions, invalid } from './input.js';
 import { type CachedPlan, type PlanPayload, readPayload } from './plan.js';
@@ -147,5 +147,6 @@ function ranksHigher(
   if (plan.runningOutcome !== other.runningOutcome)
     return plan.runningOutcome > other.runningOutcome;
   if (createdAt !== otherCreatedAt) return createdAt > otherCreatedAt;
-  return plan.id > other.id;
+  // Byte order, as the stores sort ids: JavaScript's `>` compares UTF-16 code units.
+  return compareByteOrder(plan.id, other.id) > 0;
 }

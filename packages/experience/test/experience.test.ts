@@ -523,6 +523,25 @@ describe('rememberPlan and recallPlan', () => {
     ]);
   });
 
+  it('of two plans cached at the same instant, takes the greater id in byte order, as the stores sort ids', async () => {
+    // U+10000 sorts after U+FFFD in byte (code point) order, before it in UTF-16 code units.
+    const ids = ['plan-\uFFFD', 'event-1', 'plan-\u{10000}', 'event-2', 'event-3'];
+    const { engine } = await openEngine({
+      experienceMemory: true,
+      ids: () => ids.shift() as string,
+    });
+    const agent = engine.as('agent-a');
+    const first = await rememberPlan(agent, { ...PASSWORD_PLAN, steps: ['first'] });
+    const second = await rememberPlan(agent, { ...PASSWORD_PLAN, steps: ['second'] });
+    const result = await recallPlan(agent, { query: PASSWORD_PLAN.query });
+    expect([first.id, second.id, result.plan?.id, result.plan?.steps]).toEqual([
+      'plan-\uFFFD',
+      'plan-\u{10000}',
+      'plan-\u{10000}',
+      ['second'],
+    ]);
+  });
+
   it('audits every replay, hit or miss (unless read auditing is off)', async () => {
     const { engine, store } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');

@@ -1,6 +1,7 @@
 import {
   createEngine,
   type Engine,
+  type IdGenerator,
   type MemoryStore,
   type PlanSignatureStrategy,
 } from '@mnemo/core';
@@ -36,12 +37,13 @@ function createStore(kind: 'duckdb' | 'postgres'): MemoryStore {
   return createPostgresStore({ connectionString: PG_URL as string, schema, maxConnections: 2 });
 }
 
-/** An engine on a fresh store (in-memory DuckDB by default), manual clock, sequential ids. */
+/** An engine on a fresh store (in-memory DuckDB by default), manual clock, sequential ids unless given. */
 export async function openEngine(
   options: {
     experienceMemory?: boolean;
     experienceSignature?: PlanSignatureStrategy;
     readAuditing?: boolean;
+    ids?: IdGenerator;
   } = {},
   kind: 'duckdb' | 'postgres' = 'duckdb',
 ): Promise<{
