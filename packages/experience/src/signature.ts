@@ -49,10 +49,34 @@ export function signatureTokens(
   return [...tokens].sort(compareCodePoints);
 }
 
-/** |A ∩ B| / |A ∪ B| of two token sets; 0 when both are empty. */
+/** The distinct tokens of `value`; `INVALID_INPUT` unless it is an iterable of strings other than a string. */
+function tokenSet(field: string, value: unknown): Set<string> {
+  // A string is iterable too, by character: it is a query, not a token set.
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] !== 'function'
+  ) {
+    throw invalid(field, 'must be an iterable of string tokens (see signatureTokens)');
+  }
+  const tokens = new Set<string>();
+  let index = 0;
+  for (const token of value as Iterable<unknown>) {
+    if (typeof token !== 'string') throw invalid(`${field}[${index}]`, 'must be a string');
+    tokens.add(token);
+    index += 1;
+  }
+  return tokens;
+}
+
+/**
+ * |A ∩ B| / |A ∪ B| of two token sets (iterables of strings, such as
+ * `signatureTokens` returns); 0 when both are empty. Anything else, a string
+ * included, is `INVALID_INPUT`.
+ */
 export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
-  const left = new Set(a);
-  const right = new Set(b);
+  const left = tokenSet('a', a);
+  const right = tokenSet('b', b);
   if (left.size === 0 && right.size === 0) return 0;
   let shared = 0;
   for (const token of left) if (right.has(token)) shared += 1;

@@ -1,3 +1,4 @@
+import { MnemoError } from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, jaccard, signatureTokens } from '../src/index.js';
 
@@ -75,5 +76,32 @@ describe('jaccard', () => {
     expect(jaccard(['a', 'b', 'c'], ['b', 'c', 'd'])).toBe(0.5);
     expect(jaccard(['a', 'a', 'b'], ['a'])).toBe(0.5);
     expect(jaccard(['how', 'password', 'reset'], ['password', 'reset'])).toBe(2 / 3);
+    expect(jaccard(new Set(['a', 'b']), new Set(['b']).values())).toBe(0.5);
+  });
+
+  it('rejects what is not a set of string tokens with INVALID_INPUT naming the argument', () => {
+    // A string is iterable (by character), so it used to be compared letter by letter:
+    // "listen" and "silent" were identical.
+    for (const [a, b, field] of [
+      ['listen', ['silent'], 'a'],
+      [['listen'], 'silent', 'b'],
+      [42, [], 'a'],
+      [null, [], 'a'],
+      [['a'], undefined, 'b'],
+      [['a', 7], ['a'], 'a[1]'],
+      [['a'], [Symbol('b')], 'b[0]'],
+    ] as const) {
+      const error = (() => {
+        try {
+          return jaccard(a as never, b as never);
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect(MnemoError.isInstance(error) && [error.code, error.details]).toEqual([
+        'INVALID_INPUT',
+        { field },
+      ]);
+    }
   });
 });
