@@ -89,16 +89,24 @@ const DAYS: ReadonlySet<string> = new Set(
 );
 
 const WORD = /[\p{Alphabetic}\p{N}]+/gu;
-const CLAUSE = /[,.;:!?]+|\bbut\b/u;
+// Word edges as WORD draws them: `\b` knows only ASCII letters, digits and `_`, so it
+// found "but" inside "début" and a clitic "'d" in "o'dálaigh".
+const START = '(?<![\\p{Alphabetic}\\p{N}])';
+const END = '(?![\\p{Alphabetic}\\p{N}])';
+const CLAUSE = new RegExp(`[,.;:!?]+|${START}but${END}`, 'u');
 const DIGIT = /\p{N}/u;
+const CANNOT = new RegExp(`${START}can't${END}`, 'gu');
+const WONT = new RegExp(`${START}won't${END}`, 'gu');
+const NOT = new RegExp(`n't${END}`, 'gu');
+const CLITIC = new RegExp(`'(?:s|re|m|ll|ve|d)${END}`, 'gu');
 
 function expandContractions(text: string): string {
   return text
     .replace(/[\u2019\u02bc]/gu, "'")
-    .replace(/\bcan't\b/gu, 'can not')
-    .replace(/\bwon't\b/gu, 'will not')
-    .replace(/n't\b/gu, ' not')
-    .replace(/'(?:s|re|m|ll|ve|d)\b/gu, '')
+    .replace(CANNOT, 'can not')
+    .replace(WONT, 'will not')
+    .replace(NOT, ' not')
+    .replace(CLITIC, '')
     .replace(/'/gu, '');
 }
 

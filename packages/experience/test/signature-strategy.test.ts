@@ -136,6 +136,20 @@ describe('signatureTokens(query, strategy)', () => {
     ]);
   });
 
+  it('cuts at "but" and finds clitics only at the edges of words, letters beyond ASCII included', () => {
+    // JavaScript's \b knows only ASCII letters: "début" was cut at its "but", and the "'d" of
+    // "o'dálaigh" taken for a clitic.
+    expect(strip(enriched('when is the début of the film'))).toEqual(['début', 'film', 'when']);
+    expect(strip(enriched("don't cancel the butão trip"))).toEqual([
+      '¬',
+      '¬butão',
+      '¬cancel',
+      '¬trip',
+    ]);
+    expect(strip(enriched("o'dálaigh's notes"))).toEqual(['note', 'odálaigh']);
+    expect(strip(enriched("o'donnell's notes"))).toEqual(['note', 'odonnel']);
+  });
+
   it('gives "into" a direction on its own, but "to" only after "from"', () => {
     expect(strip(enriched('copy it into my notes to share'))).toEqual([
       'copi',
