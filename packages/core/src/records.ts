@@ -1,3 +1,5 @@
+import { compareByteOrder } from './byte-order.js';
+
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'working'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
@@ -88,6 +90,15 @@ export interface MemoryRecord {
 /** True when the record carries the reserved plan tag. */
 export function isPlanRecord(record: Pick<MemoryRecord, 'tags'>): boolean {
   return record.tags.includes(PLAN_TAG);
+}
+
+/**
+ * The tokens a plan is indexed under: `tokens` distinct, in byte order. Stores
+ * bound plan lookup by the number of tokens, which must be the size of the set
+ * the similarity is computed over, however a payload or a caller lists them.
+ */
+export function planIndexTokens(tokens: readonly string[]): string[] {
+  return [...new Set(tokens)].sort(compareByteOrder);
 }
 
 /** Text that replaces the content of a record redacted through `forget`. */

@@ -8,6 +8,7 @@ import {
   PLAN_METADATA_KEY,
   PLAN_TAG,
   type PlanSignatureStrategy,
+  planIndexTokens,
   type Scope,
 } from '../records.js';
 import {
@@ -70,9 +71,9 @@ export interface PlanAccess {
   validateTtl(ttlMs: unknown): number | undefined;
   /**
    * Stores a plan record: content = the query, `procedural`, tagged `PLAN_TAG`,
-   * payload under `PLAN_METADATA_KEY`, indexed under `tokens` (strings, sorted
-   * and distinct; when the payload has `signature_tokens`, the same set, else
-   * `INVALID_INPUT`). With `ttlMs` (a positive number of milliseconds) the
+   * payload under `PLAN_METADATA_KEY`, indexed under the set of `tokens`
+   * (strings; repeats count once; when the payload has `signature_tokens`, the
+   * same set, else `INVALID_INPUT`). With `ttlMs` (a positive number of milliseconds) the
    * record expires that long after the engine clock's now, and like any
    * expired record disappears from every read, plan lookup included.
    */
@@ -189,10 +190,13 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
           throw new MnemoError('EXPERIENCE_DISABLED', 'experience memory is off for this engine');
         }
         validateTtl(ttlMs);
-        const indexed = validateArray('tokens', tokens, MAX_PLAN_TOKENS).map((token, index) => {
-          if (typeof token !== 'string') throw invalidInput(`tokens[${index}]`, 'must be a string');
-          return token;
-        });
+        const indexed = planIndexTokens(
+          validateArray('tokens', tokens, MAX_PLAN_TOKENS).map((token, index) => {
+            if (typeof token !== 'string')
+              throw invalidInput(`tokens[${index}]`, 'must be a string');
+            return token;
+          }),
+        );
         if (!signedTokensMatch(payload, indexed))
           throw invalidInput('tokens', "must be the payload's signature_tokens");
         const now = context.clock.now();

@@ -1,6 +1,5 @@
 import { termFrequencies } from '../analyzer.js';
 import { appendOwnersEntries } from '../audit/append-audit.js';
-import { compareByteOrder } from '../byte-order.js';
 import { canonicalJson } from '../canonical.js';
 import { invalidInput } from '../errors.js';
 import { contentHash, dedupKey } from '../hashing.js';
@@ -11,6 +10,7 @@ import {
   type JsonObject,
   type MemoryRecord,
   PLAN_METADATA_KEY,
+  planIndexTokens,
   REDACTED_CONTENT,
 } from '../records.js';
 import {
@@ -246,12 +246,11 @@ function toNewRecord(record: MemoryRecord): NewRecord {
     isPlan: plan,
     terms,
     docLength: length,
-    // Sorted and distinct, as the stores count and match them: a payload written by hand or by
-    // another implementation may repeat a token, and its plan was then too long for an exact query.
+    // A payload written by hand or by another implementation may repeat a token (see planIndexTokens).
     planTokens:
       plan && !isRedacted(record)
         ? Array.isArray(tokens)
-          ? [...new Set(tokens.filter((t) => typeof t === 'string'))].sort(compareByteOrder)
+          ? planIndexTokens(tokens.filter((t) => typeof t === 'string'))
           : []
         : null,
   };

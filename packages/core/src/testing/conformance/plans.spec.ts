@@ -1,5 +1,6 @@
 import { sha256Hex } from '../../canonical.js';
 import { planAccess } from '../../engine/plan-access.js';
+import { contentHash } from '../../hashing.js';
 import { PLAN_METADATA_KEY, PLAN_TAG } from '../../records.js';
 import { codeOf, type Harness, type TestApi } from './harness.js';
 
@@ -79,6 +80,39 @@ export function plansSpec(t: TestApi, h: Harness): void {
       });
       const found = await plans.findCandidates({ tokens: [long], minTokens: 1, maxTokens: 2 });
       expect(found.map((c) => [c.record.id, c.signatureTokens])).toEqual([[id, [long, 'reset']]]);
+    });
+
+    it('indexes a plan under its distinct signature tokens, however its payload or caller lists them', async () => {
+      const { engine } = await h.open({ experienceMemory: true });
+      const a = engine.as('agent-a');
+      const plans = planAccess(a);
+      // Unsorted, with a repeat: the set is {password, reset}, which a query of those two words
+      // matches exactly. Counted as three, the plan fell outside the bounds of that query.
+      const listed = ['reset', 'password', 'reset'];
+      const written = await plans.writePlan({
+        query: 'reset password',
+        payload: { signature_tokens: listed },
+        tokens: listed,
+      });
+      const record = await a.get(written.id);
+      const imported = {
+        ...record,
+        id: `${record.id}-imported`,
+        metadata: { [PLAN_METADATA_KEY]: { signature_tokens: listed, steps: ['imported'] } },
+      };
+      imported.contentHash = contentHash(imported);
+      expect(await engine.importRecords([{ record: imported, grants: [] }])).toEqual({
+        imported: 1,
+        skipped: 0,
+      });
+      const exact = { tokens: ['password', 'reset'], minTokens: 2, maxTokens: 2, minShared: 2 };
+      const found = (await plans.findCandidates(exact))
+        .map((c) => [c.record.id, c.signatureTokens])
+        .sort();
+      expect(found).toEqual([
+        [written.id, ['password', 'reset']],
+        [imported.id, ['password', 'reset']],
+      ]);
     });
 
     it('counts an access once per touch, however often the id is repeated', async () => {
