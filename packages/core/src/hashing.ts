@@ -25,9 +25,12 @@ export function contentHash(record: MemoryRecord): string {
   return sha256Hex(canonicalJson(recordHashFields(record)));
 }
 
+/** Unicode White_Space and the BOM, as the blank check has them: `\s` misses U+0085 NEXT LINE. */
+const SPACES = /[\p{White_Space}\uFEFF]+/gu;
+
 /** Content as compared for dedup: NFKC, lowercased, whitespace collapsed and trimmed. */
 export function normalizeContent(content: string): string {
-  return content.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  return content.normalize('NFKC').toLowerCase().replace(SPACES, ' ').trim();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type AuditEvent, auditEventHash, GENESIS_HASH } from '../src/audit/audit-event.js';
-import { contentHash } from '../src/hashing.js';
+import { contentHash, normalizeContent } from '../src/hashing.js';
 import type { MemoryRecord } from '../src/records.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -113,5 +113,12 @@ describe('auditEventHash', () => {
     ];
     const hashes = changes.map((change) => auditEventHash({ ...EVENT, ...change }));
     expect(new Set([auditEventHash(EVENT), ...hashes]).size).toBe(changes.length + 1);
+  });
+});
+
+describe('normalizeContent', () => {
+  it('collapses and trims every Unicode White_Space character (NEL too) and the BOM, as a blank check does', () => {
+    expect(normalizeContent('\uFEFF  Note\u0085\u2003THE\u00A0Printer\t\n')).toBe('note the printer');
+    expect(normalizeContent('a\u0085b')).toBe(normalizeContent('a b'));
   });
 });
