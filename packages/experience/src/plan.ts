@@ -80,7 +80,8 @@ export function readPayload(record: MemoryRecord): PlanPayload | null {
     !isStringArray(signature_tokens) ||
     !isStringArray(steps) ||
     !isStringArray(chunk_ids) ||
-    typeof outcome_score !== 'number'
+    typeof outcome_score !== 'number' ||
+    !(outcome_score >= 0 && outcome_score <= 1)
   ) {
     return null;
   }

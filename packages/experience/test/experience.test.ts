@@ -281,6 +281,10 @@ describe('rememberPlan and recallPlan', () => {
       { ...valid, chunk_ids: 'chunk-1' },
       { ...valid, chunk_ids: [null] },
       { ...valid, outcome_score: '0.9' },
+      // rememberPlan caches scores of 0.5 to 1 and stores none outside 0..1: such a payload was
+      // written by other means, and would outrank every plan or break its running outcome.
+      { ...valid, outcome_score: 1.5 },
+      { ...valid, outcome_score: -0.5 },
       { ...valid, chunk_hashes: [null] },
       { ...valid, chunk_ids: ['chunk-1'], chunk_hashes: [7] },
       { ...valid, chunk_ids: ['chunk-1'], chunk_hashes: 'x' },
@@ -295,7 +299,7 @@ describe('rememberPlan and recallPlan', () => {
     });
     expect(await recallPlan(agent, { query: PASSWORD_PLAN.query })).toEqual({
       plan: null,
-      candidatesConsidered: 10,
+      candidatesConsidered: 12,
       stale: 0,
       retired: 0,
     });
