@@ -118,7 +118,9 @@ describe('auditEventHash', () => {
 
 describe('normalizeContent', () => {
   it('collapses and trims every Unicode White_Space character (NEL too) and the BOM, as a blank check does', () => {
-    expect(normalizeContent('\uFEFF  Note\u0085\u2003THE\u00A0Printer\t\n')).toBe('note the printer');
+    expect(normalizeContent('\uFEFF  Note\u0085\u2003THE\u00A0Printer\t\n')).toBe(
+      'note the printer',
+    );
     expect(normalizeContent('a\u0085b')).toBe(normalizeContent('a b'));
   });
 });

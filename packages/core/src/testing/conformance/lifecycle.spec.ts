@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { chainEvent } from '../../audit/audit-event.js';
+import { createEngine } from '../../engine/create-engine.js';
 import { MnemoError } from '../../errors.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { NewRecord } from '../../ports/memory-store.js';
 import type { MemoryRecord } from '../../records.js';
-import { createEngine } from '../../engine/create-engine.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import { memoryRecord } from '../memory-record.js';
 import { createSequentialIds } from '../sequential-ids.js';
