@@ -161,10 +161,17 @@ describe('the mnemo CLI (the built binary)', () => {
         ['remember', 'x', '--agent', 'a', '--metadata', '[1]'],
         `mnemo: --metadata must be a JSON object, e.g. '{"source":"chat"}'\n`,
       ],
-      [
-        ['remember', 'x', '--agent', 'a', '--expires-at', 'soon'],
-        "mnemo: --expires-at must be an ISO 8601 date, e.g. 2030-01-31T12:00:00Z, got 'soon'\n",
-      ],
+      ...[
+        'soon',
+        '2030',
+        '2030-01-31 12:00',
+        '2030-01-31T12:00',
+        '2030-02-31',
+        '2030-04-31T00:00Z',
+      ].map((date): [string[], string] => [
+        ['remember', 'x', '--agent', 'a', '--expires-at', date],
+        `mnemo: --expires-at must be an ISO 8601 date (2030-01-31) or date and time with its offset (2030-01-31T12:00:00Z), got '${date}'\n`,
+      ]),
       [['remember', 'x', '--agent', 'a', '--bogus'], "mnemo: remember: Unknown option '--bogus'\n"],
       [
         ['remember', 'x', '--agent', 'a', '--store', 'sqlite:x.db'],

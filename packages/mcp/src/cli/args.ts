@@ -93,12 +93,22 @@ export function parseNumber(
   return value;
 }
 
+/**
+ * A date (midnight UTC) or a date and time with its offset (the tools take the latter). `Date`
+ * alone also reads '2030' or a time without an offset (in the machine's zone), and rolls
+ * '2030-02-31' over into March.
+ */
+const ISO_DATE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
+
 export function parseDate(flag: string, text: string | undefined): Date | undefined {
   if (text === undefined) return undefined;
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime())) {
+  const [, year, month, day] = ISO_DATE.exec(text) ?? [];
+  const date = new Date(day === undefined ? Number.NaN : text);
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (Number.isNaN(date.getTime()) || calendar.getUTCDate() !== Number(day)) {
     throw new UsageError(
-      `--${flag} must be an ISO 8601 date, e.g. 2030-01-31T12:00:00Z, got '${text}'`,
+      `--${flag} must be an ISO 8601 date (2030-01-31) or date and time with its offset (2030-01-31T12:00:00Z), got '${text}'`,
     );
   }
   return date;
