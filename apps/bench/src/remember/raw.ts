@@ -14,7 +14,7 @@ import {
 } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type pg from 'pg';
-import { type StoreTarget, uniqueName, withPgClient } from '../shared/stores.js';
+import { onSignals, type StoreTarget, uniqueName, withPgClient } from '../shared/stores.js';
 
 /**
  * The raw-driver baselines: the same texts and vectors written to a plain
@@ -71,7 +71,20 @@ export async function runRawBaselines(
 }
 
 async function withDuckDB<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-  const folder = await mkdtemp(join(tmpdir(), 'mnemo-bench-raw-'));
+  const created = mkdtemp(join(tmpdir(), 'mnemo-bench-raw-'));
+  // Ctrl-C must not leave the folder behind. The file stays open (closing a
+  // connection under a running statement is not safe); the process exits next.
+  const stopOnSignal = onSignals(async () => {
+    const path = await created.catch(() => undefined);
+    if (path !== undefined) await rm(path, { recursive: true, force: true, maxRetries: 3 });
+  });
+  let folder: string;
+  try {
+    folder = await created;
+  } catch (error) {
+    stopOnSignal();
+    throw error;
+  }
   try {
     const instance = await DuckDBInstance.create(join(folder, 'raw.duckdb'));
     const connection = await instance.connect();
@@ -85,7 +98,12 @@ async function withDuckDB<T>(fn: (connection: DuckDBConnection) => Promise<T>): 
       instance.closeSync();
     }
   } finally {
-    await rm(folder, { recursive: true, force: true });
+    // The handler stays until the folder is gone: Ctrl-C while it is removed still removes it.
+    try {
+      await rm(folder, { recursive: true, force: true });
+    } finally {
+      stopOnSignal();
+    }
   }
 }
 
@@ -226,13 +244,32 @@ async function rawDuckDB(
 async function withPgTable<T>(url: string, fn: (client: pg.Client, table: string) => Promise<T>) {
   const schema = uniqueName('mnemo_bench_raw');
   return withPgClient(url, async (client) => {
-    await client.query(`CREATE SCHEMA "${schema}"`);
+    const created = client.query(`CREATE SCHEMA "${schema}"`);
+    // Ctrl-C must not leave the schema behind: drop it on a connection of its own, as
+    // this one is busy with the statement under way (the drop waits for it).
+    const stopOnSignal = onSignals(async () => {
+      await created.catch(() => undefined);
+      await withPgClient(url, (other) =>
+        other.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
+      ).catch(() => undefined);
+    });
+    try {
+      await created;
+    } catch (error) {
+      stopOnSignal();
+      throw error;
+    }
     try {
       const table = `"${schema}".raw_records`;
       await client.query(`CREATE TABLE ${table} (id integer, content text, embedding real[])`);
       return await fn(client, table);
     } finally {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      // The handler stays until the schema is dropped: Ctrl-C during the drop still drops it.
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        stopOnSignal();
+      }
     }
   });
 }
