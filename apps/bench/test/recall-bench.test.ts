@@ -196,7 +196,7 @@ describe('pnpm bench recall, end to end on the fixture', () => {
       [['--data', ' '], 'bench recall: --data must not be empty (see --help)'],
       [
         ['--data', join(scratch, 'none.json')],
-        `cannot read ${join(scratch, 'none.json')}: no such file`,
+        `bench recall: --data: cannot read ${join(scratch, 'none.json')}: no such file; get LoCoMo from https://github.com/snap-research/locomo (data/locomo10.json, CC BY-NC 4.0) and pass its path with --data (see --help)`,
       ],
       [['--data', scratch], 'it is a directory'],
       [['--data', fixture, '--store', 'postgres'], '--store postgres needs --pg-url <url>'],

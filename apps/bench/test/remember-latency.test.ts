@@ -8,6 +8,8 @@ import { DEFAULT_LOCOMO, makeTexts, spread } from '../src/shared/workload.js';
 
 const fixture = fileURLToPath(new URL('fixtures/locomo-tiny.json', import.meta.url));
 const PG_URL = process.env.MNEMO_TEST_PG_URL;
+const LOCOMO_SOURCE =
+  'get LoCoMo from https://github.com/snap-research/locomo (data/locomo10.json, CC BY-NC 4.0) and pass its path with --data';
 
 async function run(
   command: (argv: readonly string[], output: Output) => Promise<number>,
@@ -89,9 +91,12 @@ describe('bench remember: arguments', () => {
     expect(result.stderr.at(-1)).toMatch(/^bench remember: .*\(see --help\)$/);
   });
 
-  it('exits 2 for a data file that is not there', async () => {
+  it('exits 2 for a data file that is not there, saying where to get the data', async () => {
     const result = await run(rememberCommand, '--n', '5', '--data', '/nonexistent/locomo.json');
     expect(result.code).toBe(2);
+    expect(result.stderr).toEqual([
+      `bench remember: --data: cannot read /nonexistent/locomo.json: no such file; ${LOCOMO_SOURCE} (see --help)`,
+    ]);
   });
 });
 
@@ -132,6 +137,14 @@ describe('bench latency: arguments', () => {
     const result = await run(latencyCommand, ...argv);
     expect(result.code).toBe(2);
     expect(result.stderr.at(-1)).toMatch(/^bench latency: .*\(see --help\)$/);
+  });
+
+  it('exits 2 for a data file that is not there, saying where to get the data', async () => {
+    const result = await run(latencyCommand, '--records', '5', '--data', '/nonexistent/l.json');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toEqual([
+      `bench latency: --data: cannot read /nonexistent/l.json: no such file; ${LOCOMO_SOURCE} (see --help)`,
+    ]);
   });
 });
 

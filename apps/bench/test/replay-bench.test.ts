@@ -105,6 +105,14 @@ describe('bench replay: arguments', () => {
     }
   });
 
+  it('exits 2 for a data file that is not there, saying where to get the data', async () => {
+    const { code, stderr } = await run('--data', '/nonexistent/clinc.json');
+    expect(code).toBe(2);
+    expect(stderr).toEqual([
+      'bench replay: --data: cannot read /nonexistent/clinc.json: no such file; get CLINC150 from https://github.com/clinc/oos-eval (data/data_full.json, CC BY 3.0) and pass its path with --data (see --help)',
+    ]);
+  });
+
   it('is listed by the dispatcher', async () => {
     const output = memoryOutput();
     expect(await main(['--help'], output)).toBe(0);

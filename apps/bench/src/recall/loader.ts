@@ -70,9 +70,13 @@ const SESSION_KEY = /^session_(\d+)$/;
 const DIA_ID = /^D:?(\d+):(\d+)$/i;
 const AGENT_UNSAFE = /[^A-Za-z0-9._-]/g;
 
+/** Where to get LoCoMo, for the message of a data file that is not there. */
+export const LOCOMO_SOURCE =
+  'get LoCoMo from https://github.com/snap-research/locomo (data/locomo10.json, CC BY-NC 4.0) and pass its path with --data';
+
 /** Reads and parses `path`; an unreadable, non-JSON or malformed file is a `UsageError`. */
 export async function loadLocomoFile(path: string): Promise<LocomoData> {
-  const json = await readDataFile(path);
+  const json = await readDataFile(path, LOCOMO_SOURCE);
   try {
     return parseLocomo(json);
   } catch (error) {

@@ -42,9 +42,13 @@ function readSplit(json: Record<string, unknown>, key: string): LabelledUtteranc
   });
 }
 
+/** Where to get CLINC150, for the message of a data file that is not there. */
+export const CLINC150_SOURCE =
+  'get CLINC150 from https://github.com/clinc/oos-eval (data/data_full.json, CC BY 3.0) and pass its path with --data';
+
 /** Reads and checks a CLINC150-layout file; anything unusable is a `UsageError`. */
 export async function loadClincFile(path: string): Promise<ClincData> {
-  const json = await readDataFile(path);
+  const json = await readDataFile(path, CLINC150_SOURCE);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new UsageError(`--data: ${path} must hold a JSON object with "train" and "test"`);
   }

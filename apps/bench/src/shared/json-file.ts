@@ -1,8 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { UsageError } from './errors.js';
 
-/** The parsed JSON of the file given as `--data`; unreadable or not JSON is a `UsageError`. */
-export async function readDataFile(path: string): Promise<unknown> {
+/**
+ * The parsed JSON of the file given as `--data`; unreadable or not JSON is a
+ * `UsageError`. `source` says where to get the data set; it ends the message
+ * of a file that is not there.
+ */
+export async function readDataFile(path: string, source: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -16,7 +20,9 @@ export async function readDataFile(path: string): Promise<unknown> {
           : code === 'EACCES'
             ? 'permission denied'
             : (error as Error).message;
-    throw new UsageError(`--data: cannot read ${path}: ${reason}`);
+    throw new UsageError(
+      `--data: cannot read ${path}: ${reason}${code === 'ENOENT' ? `; ${source}` : ''}`,
+    );
   }
   try {
     return JSON.parse(text);
