@@ -56,6 +56,12 @@ export interface RetrievalOutcome extends OutcomeBase {
   path: 'retrieval';
   /** The cached plan's id, or null when the score was too low to cache. */
   planId: string | null;
+  /**
+   * `rememberPlan` found the identical plan cached already and wrote nothing:
+   * `planId` is that plan's, which the lookup skipped (retired or stale), so it
+   * stays unreplayable.
+   */
+  deduplicated: boolean;
 }
 
 export interface AgentLoopOptions {
@@ -184,5 +190,6 @@ async function retrieve(
     retiredSkipped: timing.retiredSkipped,
     staleSkipped: timing.staleSkipped,
     planId: cached.id,
+    deduplicated: cached.deduplicated === true,
   };
 }

@@ -21,6 +21,9 @@ export function formatReport(report: DemoReport): string {
     ['misses', String(report.planMisses)],
     ['plans cached', String(report.plansCached)],
     ['plans not cached (low score)', String(report.plansNotCached)],
+    ...(report.plansDeduplicated > 0
+      ? [['plans not cached (identical)', String(report.plansDeduplicated)] as [string, string]]
+      : []),
     ['retrieval calls', `${report.retrievalCalls.made} made, ${report.retrievalCalls.saved} saved`],
     [
       'mean latency, plan hit',
@@ -72,7 +75,9 @@ export function formatOutcome(outcome: QuestionOutcome, index: number, total: nu
         }`
       : outcome.planId === null
         ? `miss${skipped}, retrieval, not cached`
-        : `miss${skipped}, retrieval, cached`;
+        : outcome.deduplicated
+          ? `miss${skipped}, retrieval, not cached (identical plan exists)`
+          : `miss${skipped}, retrieval, cached`;
   return `${number} ${what.padEnd(34)} score ${outcome.score.toFixed(2)} ${time}  ${outcome.question}`;
 }
 

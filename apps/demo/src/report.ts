@@ -19,8 +19,14 @@ export interface DemoReport {
   planMisses: number;
   /** planHits / questions. */
   hitRate: number;
-  /** Misses whose outcome scored high enough to be cached. */
+  /** Misses whose outcome scored high enough to be cached, and was written as a new plan. */
   plansCached: number;
+  /**
+   * Misses whose outcome was the plan cached already (same question, chunks
+   * and score): nothing written, and that plan, retired or stale, stays
+   * unreplayable.
+   */
+  plansDeduplicated: number;
   /** Misses whose outcome scored below the success threshold: nothing cached. */
   plansNotCached: number;
   retrievalCalls: { made: number; saved: number };
@@ -80,7 +86,9 @@ export function buildReport(input: ReportInput): DemoReport {
     planHits: replays.length,
     planMisses: retrievals.length,
     hitRate: questions === 0 ? 0 : replays.length / questions,
-    plansCached: retrievals.filter((outcome) => outcome.planId !== null).length,
+    plansCached: retrievals.filter((outcome) => outcome.planId !== null && !outcome.deduplicated)
+      .length,
+    plansDeduplicated: retrievals.filter((outcome) => outcome.deduplicated).length,
     plansNotCached: retrievals.filter((outcome) => outcome.planId === null).length,
     retrievalCalls: { made: retrievals.length, saved: replays.length },
     meanLatencyMs: {

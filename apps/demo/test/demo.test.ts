@@ -11,20 +11,24 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '@mnemo/core';
+import { recallPlan } from '@mnemo/experience';
 import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type QuestionOutcome,
   RETRIEVAL_STEP,
   type ReplayOutcome,
+  type RetrievalOutcome,
   runAgentLoop,
 } from '../src/agent-loop.js';
 import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from '../src/corpus.js';
 import { openEngine, resetDatabaseFile } from '../src/database.js';
 import { runDemo } from '../src/demo.js';
+import { formatOutcome } from '../src/format-report.js';
 import { ingestChunks } from '../src/ingest.js';
 import { type Progress, silentProgress } from '../src/progress.js';
 import { parseQuestions } from '../src/questions.js';
+import { buildReport } from '../src/report.js';
 import { UsageError } from '../src/usage-error.js';
 import {
   corpus,
@@ -276,6 +280,54 @@ describe('the plan lifecycle in the agent loop', () => {
       ).toEqual([
         [[first.planId], { outcomeScore: 0.4, runningOutcome: 0.45, replays: 1, failures: 1 }],
       ]);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('a miss whose plan is cached already', () => {
+  it('is not counted as cached when rememberPlan returns the identical, retired plan', async () => {
+    const engine = await openEngine({ kind: 'duckdb', path: ':memory:' });
+    try {
+      const handle = engine.as('agent');
+      await ingestChunks(handle, chunkCorpus(await loadDefaultCorpus()), silentProgress);
+      const question = 'Heron and Lighthouse: which mascots and banners?';
+      const outcomes = await runAgentLoop(
+        handle,
+        // The paraphrase's poor replay retires the first question's plan; the first question
+        // then misses, and its retrieval gives the very plan that is cached and retired.
+        [question, 'Heron and Lighthouse: which mascots, banners and flags?', question],
+        { similarityThreshold: 0.7 },
+      );
+      const [first, second, third] = outcomes as [
+        RetrievalOutcome,
+        ReplayOutcome,
+        RetrievalOutcome,
+      ];
+      expect([first.path, first.deduplicated, second.retired]).toEqual(['retrieval', false, true]);
+      expect([third.path, third.retiredSkipped, third.planId, third.deduplicated]).toEqual([
+        'retrieval',
+        1,
+        first.planId,
+        true,
+      ]);
+      expect(formatOutcome(third, 2, 3)).toMatch(
+        /^\[3\/3\] miss \(1 retired plan skipped\), retrieval, not cached \(identical plan exists\) score 0\.50 /,
+      );
+      const report = buildReport({
+        corpus: { source: 'default', files: 1, chunks: 1, deduplicatedChunks: 0 },
+        database: { store: 'duckdb', path: ':memory:', kept: false },
+        agent: 'agent',
+        similarityThreshold: 0.7,
+        outcomes,
+        audit: await engine.verifyAudit(),
+      });
+      expect([report.plansCached, report.plansDeduplicated, report.plansNotCached]).toEqual([
+        1, 1, 0,
+      ]);
+      // One plan was written, and it is still retired: the third question cached nothing.
+      expect((await recallPlan(handle, { query: question })).plan).toBeNull();
     } finally {
       await engine.close();
     }

@@ -32,6 +32,7 @@ export const freshReport = (database: ReportDatabase): DemoReport => ({
   planMisses: 4,
   hitRate: 2 / 6,
   plansCached: 3,
+  plansDeduplicated: 0,
   plansNotCached: 1,
   retrievalCalls: { made: 4, saved: 2 },
   meanLatencyMs: { planHit: 2, retrieval: 2, planLookup: 1 },

@@ -6,7 +6,15 @@ import { buildReport, type ReportInput } from '../src/report.js';
 const base = { question: 'q?', chunkIds: ['c1'], score: 1, retiredSkipped: 0, staleSkipped: 0 };
 
 function retrieval(fields: Partial<RetrievalOutcome>): RetrievalOutcome {
-  return { ...base, path: 'retrieval', latencyMs: 4, lookupMs: 1, planId: 'p1', ...fields };
+  return {
+    ...base,
+    path: 'retrieval',
+    latencyMs: 4,
+    lookupMs: 1,
+    planId: 'p1',
+    deduplicated: false,
+    ...fields,
+  };
 }
 
 function replay(fields: Partial<ReplayOutcome>): ReplayOutcome {
@@ -106,6 +114,23 @@ describe('formatReport', () => {
       '  lookups past a stale plan     1',
       '  replayed chunks gone          3',
       '  audit                         FAILED, 12 events in 2 chains',
+    ]);
+  });
+
+  it('counts a miss that found its identical plan cached as not cached', () => {
+    const report = buildReport(input([retrieval({ deduplicated: true })]));
+    expect([report.plansCached, report.plansDeduplicated, report.plansNotCached]).toEqual([
+      0, 1, 0,
+    ]);
+    expect(
+      formatReport(report)
+        .split('\n')
+        .filter((line) => line.includes('plans ')),
+    ).toEqual([
+      '  plans cached                  0',
+      '  plans not cached (low score)  0',
+      '  plans not cached (identical)  1',
+      '  plans retired (poor replays)  0',
     ]);
   });
 
