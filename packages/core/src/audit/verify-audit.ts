@@ -1,5 +1,6 @@
 import { invalidInput } from '../errors.js';
 import type { MemoryStore } from '../ports/memory-store.js';
+import { validateArray } from '../validation.js';
 import { type AuditEvent, type AuditHead, auditEventHash, GENESIS_HASH } from './audit-event.js';
 
 export type AuditProblemKind =
@@ -36,7 +37,8 @@ export interface VerifyAuditOptions {
   /**
    * Heads the application kept from an earlier verification or write. A chain
    * that no longer reaches one of them (missing, shorter, or different at that
-   * seq) is reported as `truncated`.
+   * seq) is reported as `truncated`. Several heads of one chain (kept from
+   * several verifications) are each checked.
    */
   knownHeads?: readonly AuditHead[];
   /** Events per store read (default 1000). */
@@ -51,10 +53,11 @@ export async function verifyAudit(
   const pageSize = options.pageSize ?? 1000;
   if (!Number.isInteger(pageSize) || pageSize < 1)
     throw invalidInput('pageSize', 'must be a positive integer');
-  const knownHeads = options.knownHeads ?? [];
-  if (!Array.isArray(knownHeads))
+  const given: unknown = options.knownHeads ?? [];
+  if (!Array.isArray(given))
     throw invalidInput('knownHeads', 'must be an array of { chain, seq, hash }');
-  knownHeads.forEach((head: unknown, index) => {
+  const knownHeads = validateArray('knownHeads', given, Number.POSITIVE_INFINITY);
+  for (const [index, head] of knownHeads.entries()) {
     const h = head as Partial<AuditHead> | null;
     if (
       typeof h !== 'object' ||
@@ -69,16 +72,25 @@ export async function verifyAudit(
         'must be { chain: string, seq: integer ≥ 1, hash: string }',
       );
     }
-  });
+  }
   // The heads are read before the events and, when a chain's events end elsewhere, again after
   // them: calls running meanwhile append events, so an honest chain reaches the first head and
   // ends at or before the second. In a store left alone the two are the same.
   const recordedHeads = new Map((await store.auditHeads()).map((head) => [head.chain, head]));
-  const known = new Map(knownHeads.map((head) => [head.chain, head]));
+  // Every known head counts, several of one chain too (the heads of several verifications),
+  // lowest seq first, so that the first one a chain no longer reaches is the one reported.
+  const known = [...(knownHeads as AuditHead[])].sort((a, b) => a.seq - b.seq);
+  const knownSeqs = new Map<string, Set<number>>();
+  for (const head of known) {
+    const seqs = knownSeqs.get(head.chain);
+    if (seqs === undefined) knownSeqs.set(head.chain, new Set([head.seq]));
+    else seqs.add(head.seq);
+  }
   const problems = new Map<string, AuditProblem>();
   const verifiedHeads = new Map<string, AuditHead>();
-  // For each chain: the hash at each known-head (and recorded-head) seq we passed, to compare later.
-  const seenAtKnownSeq = new Map<string, string>();
+  // The hash at each known-head seq we passed (by chain, then seq), and at each chain's
+  // recorded-head seq, to compare later.
+  const seenAtKnownSeq = new Map<string, Map<number, string>>();
   const seenAtRecordedSeq = new Map<string, string>();
   let events = 0;
 
@@ -125,8 +137,10 @@ export async function verifyAudit(
           });
         } else {
           verifiedHeads.set(event.chain, { chain: event.chain, seq: event.seq, hash: event.hash });
-          if (known.get(event.chain)?.seq === event.seq)
-            seenAtKnownSeq.set(event.chain, event.hash);
+          if (knownSeqs.get(event.chain)?.has(event.seq)) {
+            const seen = seenAtKnownSeq.get(event.chain) ?? new Map<number, string>();
+            seenAtKnownSeq.set(event.chain, seen.set(event.seq, event.hash));
+          }
           if (recordedHeads.get(event.chain)?.seq === event.seq)
             seenAtRecordedSeq.set(event.chain, event.hash);
         }
@@ -172,9 +186,9 @@ export async function verifyAudit(
       });
     }
   }
-  for (const knownHead of known.values()) {
+  for (const knownHead of known) {
     if (problems.has(knownHead.chain)) continue;
-    if (seenAtKnownSeq.get(knownHead.chain) !== knownHead.hash) {
+    if (seenAtKnownSeq.get(knownHead.chain)?.get(knownHead.seq) !== knownHead.hash) {
       const head = verifiedHeads.get(knownHead.chain);
       report({
         kind: 'truncated',
@@ -189,7 +203,7 @@ export async function verifyAudit(
   const sortedProblems = [...problems.values()].sort((a, b) =>
     a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0,
   );
-  const allChains = new Set([...chains, ...known.keys()]);
+  const allChains = new Set([...chains, ...knownSeqs.keys()]);
   return {
     ok: sortedProblems.length === 0,
     events,

@@ -173,6 +173,42 @@ export function auditSpec(t: TestApi, h: Harness): void {
       ).toEqual([['truncated', 'agent-z', 1]]);
     });
 
+    it('checks every known head of a chain, whatever their order, and refuses a list with holes', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      for (const n of [1, 2, 3]) await a.remember({ content: `note ${n}` });
+      const early = (await engine.verifyAudit()).heads;
+      for (const n of [4, 5]) await a.remember({ content: `note ${n}` });
+      const late = (await engine.verifyAudit()).heads;
+      // The tail cut off after seq 3, and the recorded head set back to it.
+      const truncated = replacing(store, {
+        readAudit: async (page) => (await store.readAudit(page)).filter((event) => event.seq <= 3),
+        auditHeads: async () => early,
+      });
+      const verifier = createEngine({ store: truncated });
+      const problem = {
+        kind: 'truncated',
+        chain: 'agent-a',
+        seq: 4,
+        eventId: null,
+        message: 'chain agent-a no longer reaches the known head at seq 5',
+      };
+      for (const knownHeads of [
+        [...early, ...late],
+        [...late, ...early],
+      ]) {
+        expect((await verifier.verifyAudit({ knownHeads })).problems).toEqual([problem]);
+      }
+      expect((await engine.verifyAudit({ knownHeads: [...late, ...early] })).ok).toBe(true);
+      // A list with a hole, as `map` and `forEach` skip it.
+      const holey = new Array<(typeof late)[number]>(2);
+      holey[1] = late[0] as (typeof late)[number];
+      await expect(engine.verifyAudit({ knownHeads: holey })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { field: 'knownHeads[0]' },
+      });
+    });
+
     it('verifies records while other calls write and forget, and still reports a change made behind its back', async () => {
       const { engine, store, clock } = await h.open();
       const a = engine.as('agent-a');
