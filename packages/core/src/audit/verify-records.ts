@@ -140,6 +140,12 @@ interface AuditedRecord {
    */
   state: RecordState | null;
   changed: Position | null;
+  /**
+   * For a record the last event left redacted: the hash of the record as
+   * redacted, which that event recorded; null when it recorded none (made
+   * before events did): the fields the redaction left are then not checked.
+   */
+  redactedHash?: string | null;
 }
 
 /**
@@ -388,15 +394,17 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
   const at = event.op === 'remember' ? Number.NEGATIVE_INFINITY : event.at.getTime();
   const position = { chain: event.chain, at, rank: RANK[event.op] };
   if (event.op === 'forget') {
-    const mode = event.details.mode;
+    const { mode, redactedHashes } = event.details;
     const state = mode === 'hard' || mode === 'redact' ? mode : 'soft';
-    for (const id of event.recordIds) {
+    for (const [index, id] of event.recordIds.entries()) {
       const forgotten = entry(id);
       if (state === 'hard' && cameAfter(eventAt, forgotten.hard)) forgotten.hard = eventAt;
       if (cameAfter(eventAt, forgotten.forgotten)) forgotten.forgotten = eventAt;
       if (isLater(forgotten.changed, position)) {
         forgotten.state = state;
         forgotten.changed = position;
+        const redactedHash = Array.isArray(redactedHashes) ? redactedHashes[index] : null;
+        forgotten.redactedHash = typeof redactedHash === 'string' ? redactedHash : null;
       }
     }
     return;
@@ -439,9 +447,10 @@ function applyEvent(audited: Map<string, AuditedRecord>, event: AuditEvent): voi
     created.created = position;
   }
   if (isLater(created.changed, position)) {
-    created.state =
-      event.details.redacted === true ? 'redact' : event.details.deleted === true ? 'soft' : 'live';
+    const { redacted, deleted, redactedHash } = event.details;
+    created.state = redacted === true ? 'redact' : deleted === true ? 'soft' : 'live';
     created.changed = position;
+    created.redactedHash = typeof redactedHash === 'string' ? redactedHash : null;
   }
 }
 
@@ -618,6 +627,16 @@ function checkRecord(
     audit.state === 'redact' && record.content === REDACTED_CONTENT && record.deletedAt !== null;
   if (!redacted && contentHash(record) !== record.contentHash) {
     return { kind: 'hash_mismatch', message: `record ${id} does not match its content hash` };
+  }
+  if (
+    redacted &&
+    typeof audit.redactedHash === 'string' &&
+    contentHash(record) !== audit.redactedHash
+  ) {
+    return {
+      kind: 'hash_mismatch',
+      message: `record ${id} does not match the hash its redaction recorded`,
+    };
   }
   if (record.contentHash !== audit.createdHash) {
     return {

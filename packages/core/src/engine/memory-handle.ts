@@ -3,7 +3,7 @@ import { appendAuditEntries } from '../audit/append-audit.js';
 import type { AuditOp } from '../audit/audit-event.js';
 import { sha256Hex } from '../canonical.js';
 import { invalidInput, MnemoError } from '../errors.js';
-import { principalKey } from '../hashing.js';
+import { contentHash, principalKey } from '../hashing.js';
 import type {
   RecordFilters,
   ScoredRecord,
@@ -434,12 +434,19 @@ export class MemoryHandle {
         if (forgotten.length === 0) return { mode, forgotten };
         if (mode === 'redact') await tx.redactRecords(forgotten, REDACTED_CONTENT, now);
         else await tx.deleteRecords(forgotten, mode, now);
-        const hashes = new Map(
-          targets.map((target) => [target.record.id, target.record.contentHash]),
-        );
+        const records = new Map(targets.map(({ record }) => [record.id, record]));
+        // A redacted record keeps its contentHash, which no longer covers what is left of it:
+        // the hash of the record as redacted is recorded, so `verifyRecords` can check the rest.
+        const redactedHash = (id: string) => {
+          const record = records.get(id);
+          return record === undefined
+            ? null
+            : contentHash({ ...record, content: REDACTED_CONTENT, metadata: {} });
+        };
         await appendAudit(this, tx, now, 'forget', forgotten, {
           mode,
-          contentHashes: forgotten.map((id) => hashes.get(id) ?? null),
+          contentHashes: forgotten.map((id) => records.get(id)?.contentHash ?? null),
+          ...(mode === 'redact' ? { redactedHashes: forgotten.map(redactedHash) } : {}),
         });
         return { mode, forgotten };
       });

@@ -198,6 +198,8 @@ async function importChunk(context: EngineContext, batch: ExportedRecord[]): Pro
             contentHash: record.contentHash,
             deleted: record.deletedAt !== null,
             redacted: isRedacted(record),
+            // What is left of a redacted record, which its contentHash no longer covers.
+            ...(isRedacted(record) ? { redactedHash: contentHash(record) } : {}),
             ...(isPlanRecord(record) ? { planStats: planStatsDetails(byId.get(record.id)) } : {}),
             grants: (byId.get(record.id)?.grants ?? []).map((grant) => ({
               grantee: grant.granteeAgentId,

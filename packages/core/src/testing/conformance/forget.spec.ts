@@ -1,6 +1,7 @@
 import { createEngine } from '../../engine/create-engine.js';
 import { planAccess } from '../../engine/plan-access.js';
-import { REDACTED_CONTENT } from '../../records.js';
+import { contentHash as hashRecord } from '../../hashing.js';
+import { type MemoryRecord, REDACTED_CONTENT } from '../../records.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import { createManualClock } from '../manual-clock.js';
 import { createSequentialIds } from '../sequential-ids.js';
@@ -31,9 +32,17 @@ export function forgetSpec(t: TestApi, h: Harness): void {
         expect(listed.map((v) => v.record.id)).toEqual([keep.id]);
         const events = await store.readAudit({ limit: 10 });
         const forgetEvent = events.find((e) => e.op === 'forget');
+        // A redaction also records the hash of what it left, which the record's own no longer covers.
+        const row = (await store.scanRecords({ limit: 10 })).find((record) => record.id === id);
         expect([forgetEvent?.recordIds, forgetEvent?.details]).toEqual([
           [id],
-          { mode, contentHashes: [contentHash] },
+          mode === 'redact'
+            ? {
+                mode,
+                contentHashes: [contentHash],
+                redactedHashes: [hashRecord(row as MemoryRecord)],
+              }
+            : { mode, contentHashes: [contentHash] },
         ]);
         expect((await engine.verifyAudit()).ok).toBe(true);
       });

@@ -6,7 +6,13 @@ import { contentHash } from '../../hashing.js';
 import type { MemoryStore } from '../../ports/memory-store.js';
 import type { MemoryRecord } from '../../records.js';
 import { tally } from '../reliability-tally.js';
-import type { ConformanceOptions, Harness, TamperAttack, TestApi } from './harness.js';
+import {
+  type ConformanceOptions,
+  type Harness,
+  replacing,
+  type TamperAttack,
+  type TestApi,
+} from './harness.js';
 
 const CHAIN = 'agent-a';
 
@@ -241,6 +247,36 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
       expect((await engine.verifyAudit()).ok).toBe(true);
     });
 
+    it('a redacted record whose remaining fields changed is reported, redacted here or imported redacted', async () => {
+      const opened = await h.open();
+      const { id } = await opened.engine.as(CHAIN).remember({ content: 'card 4111', tags: ['t'] });
+      await opened.engine.as(CHAIN).forget({ ids: [id], mode: 'redact' });
+      const backup = [];
+      for await (const item of opened.engine.exportRecords()) backup.push(item);
+      const copy = await h.open();
+      expect(await copy.engine.importRecords(backup)).toEqual({ imported: 1, skipped: 0 });
+      for (const { engine, store } of [opened, copy]) {
+        expect(await engine.verifyRecords()).toEqual({ ok: true, records: 1, problems: [] });
+        // Read back with another tag, as if changed behind the engine's back.
+        const retagged = replacing(store, {
+          scanRecords: async (page) =>
+            (await store.scanRecords(page)).map((row) => ({ ...row, tags: ['t', 'u'] })),
+        });
+        expect(await createEngine({ store: retagged }).verifyRecords()).toEqual({
+          ok: false,
+          records: 1,
+          problems: [
+            {
+              kind: 'hash_mismatch',
+              recordId: id,
+              position: 1,
+              message: `record ${id} does not match the hash its redaction recorded`,
+            },
+          ],
+        });
+      }
+    });
+
     it.skipIf(tamper === undefined)(
       "a plan whose indexed tokens were changed is no candidate for them: its payload's tokens, which its hash covers, decide",
       async () => {
@@ -367,6 +403,14 @@ export function tamperSpec(t: TestApi, h: Harness, options: ConformanceOptions):
               metadata: { n: 3 },
             }),
             expected: record('unredacted', 4),
+          },
+          {
+            label: 'redacted record given other tags',
+            prepare: async (agent, ids) => {
+              await agent.forget({ ids: [ids[3] as string], mode: 'redact' });
+            },
+            attack: (s) => ({ kind: 'update_record', id: s.ids[3] as string, tags: ['t', 'u'] }),
+            expected: record('hash_mismatch', 4),
           },
           {
             label: 'forged grant',
