@@ -125,6 +125,7 @@ export {
   embeddingProblem,
   ID_PATTERN,
   type Limits,
+  MAX_PAGE_SIZE,
   MAX_RECALL_LIMIT,
   singlePrecisionCosineError,
 } from './validation.js';

@@ -266,6 +266,18 @@ export function validateLimit(field: string, value: unknown): number {
   return value;
 }
 
+/** Most records or events one page of an operator call reads, and holds in memory. */
+export const MAX_PAGE_SIZE = 10_000;
+
+/** The `pageSize` of an operator call (`fallback` when absent). */
+export function validatePageSize(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
+    throw invalidInput('pageSize', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  return value;
+}
+
 function nonEmptyList<T>(
   field: string,
   value: unknown,

@@ -166,4 +166,21 @@ describe('operator calls', () => {
       expect.objectContaining(field('options')),
     );
   });
+
+  it('bound every page size to 1..10,000 before touching the store: a page is held in memory', async () => {
+    const engine = createEngine({ store });
+    const refused = {
+      code: 'INVALID_INPUT',
+      message: 'pageSize: must be an integer from 1 to 10000',
+      details: { field: 'pageSize' },
+    };
+    // 1e21 reached DuckDB as a bigint out of range: INTERNAL instead of INVALID_INPUT.
+    for (const pageSize of [0, 1.5, 10_001, 1e21, '10' as never]) {
+      await expect(engine.verifyAudit({ pageSize })).rejects.toMatchObject(refused);
+      await expect(engine.verifyRecords({ pageSize })).rejects.toMatchObject(refused);
+      await expect(engine.purgeExpired({ pageSize })).rejects.toMatchObject(refused);
+      expect(() => engine.exportRecords({ pageSize })).toThrow(expect.objectContaining(refused));
+    }
+    expect(typeof engine.exportRecords({ pageSize: 10_000 }).next).toBe('function');
+  });
 });

@@ -1,6 +1,6 @@
 import { invalidInput } from '../errors.js';
 import type { MemoryStore } from '../ports/memory-store.js';
-import { validateArray } from '../validation.js';
+import { validateArray, validatePageSize } from '../validation.js';
 import { type AuditEvent, type AuditHead, auditEventHash, GENESIS_HASH } from './audit-event.js';
 
 export type AuditProblemKind =
@@ -50,9 +50,7 @@ export async function verifyAudit(
   store: MemoryStore,
   options: VerifyAuditOptions = {},
 ): Promise<AuditVerification> {
-  const pageSize = options.pageSize ?? 1000;
-  if (!Number.isInteger(pageSize) || pageSize < 1)
-    throw invalidInput('pageSize', 'must be a positive integer');
+  const pageSize = validatePageSize(options.pageSize, 1000);
   const given: unknown = options.knownHeads ?? [];
   if (!Array.isArray(given))
     throw invalidInput('knownHeads', 'must be an array of { chain, seq, hash }');

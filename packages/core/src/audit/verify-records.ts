@@ -1,9 +1,9 @@
 import { compareByteOrder } from '../byte-order.js';
-import { invalidInput } from '../errors.js';
 import { contentHash } from '../hashing.js';
 import type { Grant, MemoryStore, PlanStats } from '../ports/memory-store.js';
 import { type ExportedRecord, readRecordPage } from '../record-page.js';
 import { isPlanRecord, type MemoryRecord, REDACTED_CONTENT } from '../records.js';
+import { validatePageSize } from '../validation.js';
 import type { AuditEvent } from './audit-event.js';
 
 export type RecordProblemKind =
@@ -166,9 +166,7 @@ export async function verifyRecords(
   store: MemoryStore,
   options: VerifyRecordsOptions = {},
 ): Promise<RecordVerification> {
-  const pageSize = options.pageSize ?? 1000;
-  if (!Number.isInteger(pageSize) || pageSize < 1)
-    throw invalidInput('pageSize', 'must be a positive integer');
+  const pageSize = validatePageSize(options.pageSize, 1000);
 
   const first = await readAuditedRecords(store, pageSize);
   const audited = first.records;

@@ -19,7 +19,13 @@ import {
   type PlanSignatureStrategy,
   type Principal,
 } from '../records.js';
-import { checkKeys, DEFAULT_LIMITS, type Limits, validateId } from '../validation.js';
+import {
+  checkKeys,
+  DEFAULT_LIMITS,
+  type Limits,
+  validateId,
+  validatePageSize,
+} from '../validation.js';
 import { CallsInFlight } from './calls-in-flight.js';
 import type { EngineContext } from './engine-context.js';
 import { DEFAULT_LANE_WEIGHTS, type LaneWeights } from './fusion.js';
@@ -260,10 +266,8 @@ function engineFrom(context: EngineContext): Engine {
         verifyRecords(context.store, callOptions(verifyOptions, ['pageSize'])),
       ),
     exportRecords: (exportOptions) => {
-      const pageSize = callOptions(exportOptions, ['pageSize']).pageSize ?? 500;
-      if (!Number.isInteger(pageSize) || pageSize < 1)
-        throw invalidInput('pageSize', 'must be a positive integer');
-      return exportRecords(context, pageSize);
+      const { pageSize } = callOptions(exportOptions, ['pageSize']);
+      return exportRecords(context, validatePageSize(pageSize, 500));
     },
     importRecords: (records) => context.calls.run(() => importRecords(context, records)),
     purgeExpired: (purgeOptions) =>

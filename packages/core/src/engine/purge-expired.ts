@@ -1,6 +1,6 @@
 import { appendOwnersEntries } from '../audit/append-audit.js';
-import { invalidInput } from '../errors.js';
 import type { MemoryRecord } from '../records.js';
+import { validatePageSize } from '../validation.js';
 import type { EngineContext } from './engine-context.js';
 
 export interface PurgeResult {
@@ -16,9 +16,11 @@ export interface PurgeResult {
  * `forget` event (`mode: 'hard'`, `expired: true`) in each owner's chain, so
  * `verifyRecords` accounts for them. Operator-level, like `exportRecords`.
  */
-export async function purgeExpired(context: EngineContext, pageSize = 500): Promise<PurgeResult> {
-  if (!Number.isInteger(pageSize) || pageSize < 1)
-    throw invalidInput('pageSize', 'must be a positive integer');
+export async function purgeExpired(
+  context: EngineContext,
+  pageSizeOption?: number,
+): Promise<PurgeResult> {
+  const pageSize = validatePageSize(pageSizeOption, 500);
   const now = context.clock.now();
   let purged = 0;
   let afterId: string | undefined;
