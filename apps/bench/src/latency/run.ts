@@ -201,9 +201,9 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
         `[${lane}] ${times.length} recalls: p50 ${strategies[lane].p50Ms.toFixed(2)} ms, p95 ${strategies[lane].p95Ms.toFixed(2)} ms (first recall ${firstMs.toFixed(0)} ms)`,
       );
     }
-    stopOnSignal();
     await engine.close();
     await fresh.dispose();
+    stopOnSignal();
     return {
       bench: 'latency',
       store: options.store.kind,
@@ -218,10 +218,10 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
       data: workload.data,
     };
   } catch (error) {
-    stopOnSignal();
     const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
     await engine.close().catch(warn);
     await fresh.dispose().catch(warn);
+    stopOnSignal();
     throw error;
   }
 }

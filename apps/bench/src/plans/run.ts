@@ -296,7 +296,6 @@ export async function runPlansBench(options: PlansBenchOptions): Promise<PlansBe
       machine: machineInfo(),
     };
   } finally {
-    stopOnSignal();
-    await cleanup();
+    await cleanup().finally(stopOnSignal);
   }
 }

@@ -234,16 +234,16 @@ export async function runRecallBench(options: RecallBenchOptions): Promise<Recal
     result = await measure();
   } catch (error) {
     // A store that cannot be closed or removed after a failure must not hide the failure.
-    stopOnSignal();
     const warn = (cleanupError: unknown) =>
       progress(`warning: cleaning up the store failed too: ${errorMessage(cleanupError)}`);
     await engine.close().catch(warn);
     await runStore.dispose().catch(warn);
+    stopOnSignal();
     throw error;
   }
-  stopOnSignal();
   await engine.close();
   await runStore.dispose();
+  stopOnSignal();
   return result;
 }
 

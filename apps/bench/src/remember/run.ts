@@ -192,15 +192,15 @@ async function inFreshEngine(
     progress(
       `[${mode}] ${results.length} records in ${ms.toFixed(0)} ms (${perSec(results.length, ms).toFixed(0)}/s); store holds ${stored}`,
     );
-    stopOnSignal();
     await engine.close();
     await fresh.dispose();
+    stopOnSignal();
     return { records: results.length, ms };
   } catch (error) {
-    stopOnSignal();
     const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
     await engine.close().catch(warn);
     await fresh.dispose().catch(warn);
+    stopOnSignal();
     throw error;
   }
 }

@@ -136,9 +136,9 @@ export async function runReplayBench(options: ReplayBenchOptions): Promise<Repla
       stored,
     );
     const asked = await askQueries(agent, queries, options.sample, progress);
-    stopOnSignal();
     await engine.close();
     await fresh.dispose();
+    stopOnSignal();
 
     const lowest = THRESHOLDS[0] as number;
     let mismatches = 0;
@@ -216,10 +216,10 @@ export async function runReplayBench(options: ReplayBenchOptions): Promise<Repla
       },
     };
   } catch (error) {
-    stopOnSignal();
     const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
     await engine.close().catch(warn);
     await fresh.dispose().catch(warn);
+    stopOnSignal();
     throw error;
   }
 }

@@ -164,7 +164,11 @@ export async function withPgClient<T>(
   }
 }
 
-/** Runs `cleanup` and exits 130 on SIGINT/SIGTERM; returns a function removing the handlers. */
+/**
+ * Runs `cleanup` and exits 130 on SIGINT/SIGTERM; returns a function removing the handlers.
+ * Remove them once the stores are gone, not before closing them: a signal in between would
+ * end the process with its stores left behind.
+ */
 export function onSignals(cleanup: () => Promise<void>): () => void {
   const handler = (signal: NodeJS.Signals) => {
     process.stderr.write(`bench: ${signal}, removing the benchmark's stores…\n`);
