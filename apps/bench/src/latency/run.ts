@@ -75,7 +75,7 @@ export interface LatencyBenchResult {
   store: StoreTarget['kind'];
   records: number;
   queries: number;
-  /** Per lane; `firstMs` is the first (untimed) recall of the reopened store. */
+  /** Per lane; `firstMs` is that lane's first recall on the reopened store, not in the percentiles. */
   strategies: Record<LatencyLane, Latencies & { meanHits: number; firstMs: number }>;
   baseline: Latencies & { name: 'bm25-inprocess'; buildMs: number };
   load: { records: number; ms: number; storedRecords: number };
