@@ -26,8 +26,13 @@ export class RequestFailure extends Error {
 
 const MAX_SERVER_MESSAGE = 300;
 
-/** The error message in an error body: OpenAI's `error.message`, Ollama's and TEI's `error`, FastAPI's `detail`. */
-export function serverMessage(text: string): string {
+/**
+ * The error message in an error body: OpenAI's `error.message`, Ollama's and TEI's `error`,
+ * FastAPI's `detail`; with the secrets scrubbed before it is cut short, so that no part of one
+ * survives the cut.
+ */
+export function serverMessage(raw: string, secrets: readonly string[]): string {
+  const text = scrub(raw, secrets);
   let message: unknown;
   try {
     const body = JSON.parse(text) as Record<string, unknown> | null;
@@ -36,8 +41,11 @@ export function serverMessage(text: string): string {
   } catch {
     message = text;
   }
-  const flat = (
-    typeof message === 'string' ? message : message === undefined ? text : JSON.stringify(message)
+  // Scrubbed again once decoded: an escaped secret (`\/` for `/`, as PHP writes it) passed the
+  // scrub of the raw body.
+  const flat = scrub(
+    typeof message === 'string' ? message : message === undefined ? text : JSON.stringify(message),
+    secrets,
   )
     .replace(/\s+/g, ' ')
     .trim();
@@ -120,8 +128,7 @@ export async function postEmbeddings(
     }
     if (!response.ok) {
       const status = response.status;
-      // Scrubbed before it is cut short, so that no part of a secret survives the cut.
-      const reason = serverMessage(scrub(text, secrets));
+      const reason = serverMessage(text, secrets);
       throw new RequestFailure(
         `${where} failed with HTTP ${status}${reason ? `: ${reason}` : ''}`,
         status === 429 || status >= 500,

@@ -395,6 +395,30 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(inspect(error, { depth: 8 })).not.toMatch(/A1b2C3|proxy-SECRET/);
   });
 
+  it('hides a key the server escaped in its JSON (\\/) even where the message is cut short', async () => {
+    // PHP's json_encode, for one, writes "/" as "\/": the raw body does not hold the key as it is.
+    const apiKey = 'sk-AbC/dEf+1234567890==';
+    const escaped = apiKey.replace('/', '\\/');
+    server.replies.push((_, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(`{"error":{"message":"${'x'.repeat(270)} bad key ${escaped}"}}`);
+    });
+    server.replies.push((_, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(`{"error":{"message":"bad key ${escaped}"}}`);
+    });
+    const withKey = embedder({ apiKey });
+    const cut = await failure(withKey.embed(['x']));
+    expect(cut.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 401: ${'x'.repeat(270)} bad key [redacted]`,
+    );
+    expect(inspect(cut, { depth: 8 })).not.toContain('AbC');
+    const whole = await failure(withKey.embed(['x']));
+    expect(whole.message).toBe(
+      `embeddings request to ${url()} failed with HTTP 401: bad key [redacted]`,
+    );
+  });
+
   it('follows no redirect, which would carry the key, the headers and the texts elsewhere', async () => {
     const elsewhere = await startEmbeddingsServer(DIMENSIONS);
     try {
