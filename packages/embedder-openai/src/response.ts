@@ -21,7 +21,8 @@ function malformed(expected: Expected, problem: string): MnemoError {
 /**
  * The vectors of a `/v1/embeddings` body, ordered by their `index` (position
  * when a server omits it). `EMBEDDER_FAILED` for a body of the wrong shape or
- * count, `DIMENSION_MISMATCH` for a vector of the wrong length.
+ * count or a value that is not a finite 32-bit float, `DIMENSION_MISMATCH` for a
+ * vector of the wrong length.
  */
 export function parseEmbeddings(body: unknown, expected: Expected): Float32Array[] {
   const data = (body as { data?: unknown } | null)?.data;
@@ -58,7 +59,15 @@ export function parseEmbeddings(body: unknown, expected: Expected): Float32Array
         { details: { expected: expected.dimensions, actual: embedding.length } },
       );
     }
-    vectors[index] = Float32Array.from(embedding);
+    const vector = Float32Array.from(embedding);
+    // 1e39 is a JSON number, and Infinity once stored as a 32-bit float.
+    if (!vector.every(Number.isFinite)) {
+      throw malformed(
+        expected,
+        `has an embedding (index ${index}) with a value beyond the 32-bit float range`,
+      );
+    }
+    vectors[index] = vector;
   }
   return vectors as Float32Array[];
 }

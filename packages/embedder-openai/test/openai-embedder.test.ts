@@ -315,6 +315,17 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
       },
       'has an embedding (index 0) that is not an array of numbers',
     ],
+    // JSON has no Infinity, but 1e39 is a JSON number, and Infinity as a 32-bit float.
+    [
+      'a value beyond the 32-bit float range',
+      {
+        data: [
+          { index: 0, embedding: vector },
+          { index: 1, embedding: [...vector.slice(1), -1e39] },
+        ],
+      },
+      'has an embedding (index 1) with a value beyond the 32-bit float range',
+    ],
     // Neither index names a slot, so accepting one would leave a hole in the result.
     [
       'a negative index',
