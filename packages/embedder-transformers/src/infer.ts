@@ -11,7 +11,7 @@ export function reason(error: unknown): string {
  * Runs the model on `texts` (one at a time for `cls` and `last_token`
  * pooling) and splits the `[texts, dimensions]` output into one vector per
  * text. `EMBEDDER_FAILED` when inference fails or the output
- * has another shape; `DIMENSION_MISMATCH` when `dimensions` is given and the
+ * has another shape or a value that is not finite; `DIMENSION_MISMATCH` when `dimensions` is given and the
  * vectors have another length.
  */
 export async function infer(
@@ -59,5 +59,11 @@ export async function infer(
     );
   }
   const data = Float32Array.from(output.data);
+  // An fp16 export can overflow, and normalizing a zero vector divides by 0.
+  if (!data.every(Number.isFinite)) {
+    throw new MnemoError('EMBEDDER_FAILED', `${where} returned a vector holding NaN or Infinity`, {
+      details: { modelPath: options.modelPath },
+    });
+  }
   return Array.from({ length: rows }, (_, row) => data.slice(row * width, (row + 1) * width));
 }
