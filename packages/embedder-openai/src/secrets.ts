@@ -10,9 +10,13 @@ export function secretsOf(options: Pick<ResolvedOptions, 'apiKey' | 'headers'>):
   return options.apiKey === undefined ? headerValues : [options.apiKey, ...headerValues];
 }
 
-/** `text` with every secret replaced by `[redacted]`. */
+/**
+ * `text` with every secret replaced by `[redacted]`, the longest first: a
+ * header value holding the key whole would otherwise keep the rest of it.
+ */
 export function scrub(text: string, secrets: readonly string[]): string {
   let scrubbed = text;
-  for (const secret of secrets) scrubbed = scrubbed.split(secret).join('[redacted]');
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
+    scrubbed = scrubbed.split(secret).join('[redacted]');
   return scrubbed;
 }
