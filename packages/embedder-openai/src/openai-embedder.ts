@@ -24,7 +24,8 @@ export function createOpenAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
     semantic: true,
     maxBatchSize: resolved.maxBatchSize,
     async embed(texts: readonly string[]): Promise<Float32Array[]> {
-      if (!Array.isArray(texts) || !texts.every((text) => typeof text === 'string')) {
+      // `Array.from` visits holes (as undefined), which `every` skips.
+      if (!Array.isArray(texts) || !Array.from(texts).every((text) => typeof text === 'string')) {
         throw new MnemoError('INVALID_INPUT', 'texts: must be an array of strings');
       }
       const vectors: Float32Array[] = [];

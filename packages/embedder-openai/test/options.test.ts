@@ -106,6 +106,14 @@ describe('createOpenAIEmbedder options', () => {
       code: 'INVALID_INPUT',
       message: 'texts: must be an array of strings',
     });
+    // A hole: `every` skips it, and the request would have sent null as a text.
+    const holey = new Array<string>(3);
+    holey[0] = 'text';
+    holey[2] = 'more';
+    await expect(embedder.embed(holey)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'texts: must be an array of strings',
+    });
     expect(calls).toBe(0);
   });
 

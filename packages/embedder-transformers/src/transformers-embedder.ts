@@ -73,7 +73,8 @@ class LocalModelEmbedder implements TransformersEmbedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    if (!Array.isArray(texts) || !texts.every((text) => typeof text === 'string')) {
+    // `Array.from` visits holes (as undefined), which `every` skips.
+    if (!Array.isArray(texts) || !Array.from(texts).every((text) => typeof text === 'string')) {
       throw new MnemoError('INVALID_INPUT', 'texts: must be an array of strings');
     }
     if (texts.length === 0) return [];

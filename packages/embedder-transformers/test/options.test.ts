@@ -47,6 +47,14 @@ describe('createTransformersEmbedder options', () => {
       code: 'INVALID_INPUT',
       message: 'texts: must be an array of strings',
     });
+    // A hole, which `every` skips.
+    const holey = new Array<string>(3);
+    holey[0] = 'cat';
+    holey[2] = 'dog';
+    await expect(embedder.embed(holey)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'texts: must be an array of strings',
+    });
   });
 
   it.each([
