@@ -301,7 +301,10 @@ function checkExported(item: unknown, where: string): ExportedRecord {
     const g = checkKeys(`${where}.grants[${i}]`, raw, GRANT_KEYS);
     const gf = (name: string) => `${where}.grants[${i}].${name}`;
     if (g.recordId !== record.id) throw invalidInput(gf('recordId'), "must be the record's id");
-    return {
+    // What `share` allows: another agent of the record's org, on a record that is not private.
+    if (record.scope === 'private')
+      throw invalidInput(`${where}.grants[${i}]`, 'a private record cannot be shared');
+    const grant: Grant = {
       recordId: record.id,
       granteeAgentId: validateId(gf('granteeAgentId'), g.granteeAgentId),
       granteeOrgId: g.granteeOrgId === null ? null : validateId(gf('granteeOrgId'), g.granteeOrgId),
@@ -310,6 +313,11 @@ function checkExported(item: unknown, where: string): ExportedRecord {
       createdAt: validateDate(gf('createdAt'), g.createdAt),
       expiresAt: g.expiresAt === null ? null : validateDate(gf('expiresAt'), g.expiresAt),
     };
+    if (grant.granteeOrgId !== record.orgId)
+      throw invalidInput(gf('granteeOrgId'), "must be the record's org");
+    if (grant.granteeAgentId === record.agentId)
+      throw invalidInput(gf('granteeAgentId'), "must not be the record's owner");
+    return grant;
   });
   if (line.planStats === undefined) return { record, grants };
   return {

@@ -213,6 +213,20 @@ export function transferSpec(t: TestApi, h: Harness): void {
           { ...good, grants: [{ ...good.grants[0], recordId: 'another' }] },
           'records[0].grants[0].recordId',
         ],
+        // Grants share could not have made: they would show the record to another org's agent,
+        // or sit on a record nobody but its owner may see.
+        [
+          { ...good, grants: [{ ...good.grants[0], granteeOrgId: 'other-org' }] },
+          'records[0].grants[0].granteeOrgId',
+        ],
+        [
+          { ...good, grants: [{ ...good.grants[0], granteeAgentId: 'agent-a' }] },
+          'records[0].grants[0].granteeAgentId',
+        ],
+        [
+          { ...(withRecord({ scope: 'private' }) as object), grants: good.grants },
+          'records[0].grants[0]',
+        ],
         [{ record: { id: 'x' }, grants: [] }, 'records[0].record.agentId'],
         [null, 'records[0]'],
       ];
