@@ -430,6 +430,19 @@ describe('the mnemo CLI (the built binary)', () => {
     );
     writeFileSync(join(cwd, 'junk.json'), '{"heads": 3}');
     expect(mnemo(['audit', 'verify', '--known-heads', 'junk.json'], { cwd }).code).toBe(2);
+    // A file that cannot be read is not said to be bad JSON.
+    writeFileSync(join(cwd, 'bad.json'), '[{');
+    for (const [path, problem] of [
+      ['missing.json', 'no such file'],
+      ['.', 'cannot be read (EISDIR)'],
+      ['bad.json', 'is not valid JSON'],
+    ]) {
+      const run = mnemo(['audit', 'verify', '--known-heads', path as string], { cwd });
+      expect([run.code, run.stderr]).toEqual([
+        2,
+        `mnemo: --known-heads ${path}: ${problem}\nRun 'mnemo audit verify --help' for usage.\n`,
+      ]);
+    }
   });
 
   it('with --records, checks every record against its hash and the log (exit 3 on a tampered one)', async () => {

@@ -107,13 +107,20 @@ function text(result: AuditVerification): string {
  * or a bare array of `{ chain, seq, hash }`.
  */
 async function readHeads(path: string): Promise<AuditHead[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    throw new UsageError(
+      `--known-heads ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? (error as Error).message})`}`,
+    );
+  }
   let value: unknown;
   try {
-    value = JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    throw new UsageError(
-      `--known-heads ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'is not valid JSON'}`,
-    );
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--known-heads ${path}: is not valid JSON`);
   }
   const heads =
     typeof value === 'object' && value !== null && !Array.isArray(value)
