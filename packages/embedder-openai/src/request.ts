@@ -59,19 +59,21 @@ function networkReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * The extra headers, then the request's own, which replace an extra header of
+ * the same name in any letter case (`fetch` would join the two values).
+ */
 function requestHeaders(options: ResolvedOptions): Record<string, string> {
-  const headers: Record<string, string> = {
-    ...options.headers,
+  const own: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json',
   };
-  if (options.apiKey !== undefined) {
-    for (const name of Object.keys(headers)) {
-      if (name.toLowerCase() === 'authorization') delete headers[name];
-    }
-    headers.authorization = `Bearer ${options.apiKey}`;
+  if (options.apiKey !== undefined) own.authorization = `Bearer ${options.apiKey}`;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers)) {
+    if (!Object.hasOwn(own, name.toLowerCase())) headers[name] = value;
   }
-  return headers;
+  return { ...headers, ...own };
 }
 
 /**

@@ -105,6 +105,19 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(server.requests[0]?.headers['x-team']).toBe('memory');
   });
 
+  it('sends its own Content-Type and Accept over extra headers of those names, in any case', async () => {
+    await embedder({
+      headers: { 'Content-Type': 'text/plain', ACCEPT: 'text/html', 'x-team': 'memory' },
+    }).embed(['x']);
+    const { headers } = server.requests[0] as { headers: Record<string, unknown> };
+    // Two headers of one name were joined: 'text/plain, application/json'.
+    expect([headers['content-type'], headers.accept, headers['x-team']]).toEqual([
+      'application/json',
+      'application/json',
+      'memory',
+    ]);
+  });
+
   it('sends no authorization header without an API key', async () => {
     await embedder().embed(['x']);
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
