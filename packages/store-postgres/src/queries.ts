@@ -22,7 +22,7 @@ import { forgetAccesses } from './access-log.js';
 import { packVectors } from './binary.js';
 import { countPlanTokens, forgetPlanStats, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
-import { rounded } from './scores.js';
+import { rounded, roundedBm25 } from './scores.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
@@ -124,7 +124,7 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
   return `df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
      scored AS (
        SELECT h.record_id,
-              ${rounded(`sum(${termScore(p, inverseDocumentFrequency('d.df'), 'h.tf', 'h.dl')})`)} AS score
+              ${roundedBm25(`sum(${termScore(p, inverseDocumentFrequency('d.df'), 'h.tf', 'h.dl')})`)} AS score
        FROM hits h JOIN df d ON d.term = h.term CROSS JOIN stats st
        GROUP BY h.record_id
      ),
@@ -267,7 +267,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   const fullScores = (ids: string, condition: string, probe = true) =>
     `SELECT id COLLATE "default" AS id, score FROM (
        SELECT po.record_id COLLATE "C" AS id,
-              ${rounded(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
+              ${roundedBm25(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
        FROM ${probe ? `${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id` : `${s.schema}.mnemo_postings po`}
          JOIN weights w ON w.term = po.term CROSS JOIN stats st
        WHERE ${condition} AND po.term = ANY(${terms})

@@ -8,13 +8,26 @@ const SCORE_DIGITS = 10;
 const SCALE = 10 ** SCORE_DIGITS;
 
 /**
- * `score` rounded to `SCORE_DIGITS` decimals in float8 arithmetic, as DuckDB's
- * `round(x, 10)` computes it (`round(x · 10¹⁰) / 10¹⁰`). Rounding through
- * `numeric` cost more than the cosine itself at 100k records, and differed
- * from DuckDB in about 3 of a million values.
+ * `score` rounded to `SCORE_DIGITS` decimals in float8 arithmetic
+ * (`round(x · 10¹⁰) / 10¹⁰`). Rounding through `numeric` cost more than the
+ * cosine itself at 100k records, and differed from DuckDB in about 3 of a
+ * million values. PostgreSQL's `round(float8)` takes a half to the even
+ * integer, where DuckDB's `round(x, 10)` takes it away from zero: see
+ * `roundedBm25` for the scores that must match DuckDB's on halves too.
  */
 export const rounded = (score: string) =>
   `(round((${score}) * 1e${SCORE_DIGITS}) / 1e${SCORE_DIGITS})`;
+
+/**
+ * A BM25 score (never negative) rounded to `SCORE_DIGITS` decimals as
+ * DuckDB's `round(x, 10)` and its in-memory index round it: a half up
+ * (1.96810702045 → 1.9681070205, where `rounded` gives 1.9681070204).
+ * `floor(y + 0.5)` is that rounding for every y = x · 10¹⁰ from 0.5 to
+ * 2⁵², where adding 0.5 is exact (and below 0.5 it is 0 unless y is the
+ * double just under 0.5, a score under 5·10⁻¹¹ that BM25 cannot reach).
+ */
+export const roundedBm25 = (score: string) =>
+  `(floor((${score}) * 1e${SCORE_DIGITS} + 0.5) / 1e${SCORE_DIGITS})`;
 
 /**
  * What `nullif(rounded(mnemo_cosine(a, b)), 'NaN')` returns (see the

@@ -381,6 +381,24 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       await check(live.filter((doc) => !gone.includes(doc.id)));
     });
 
+    it('rounds a score halfway between two 10-decimal values up, as every store rounds it', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      // 13 records of 137 terms in all, 3 with "alpha" ("alphas" stems to it): the first
+      // scores 1.96810702045 exactly in double precision, 19681070204.5 at 10 decimals.
+      const target = await a.remember({ content: 'alpha alpha t1 t2' });
+      await a.remember({ content: 'alpha' });
+      await a.remember({ content: 'alphas' });
+      for (let i = 0; i < 10; i += 1) {
+        const words = Array.from({ length: i === 9 ? 14 : 13 }, (_, j) => `w${i}x${j}`);
+        await a.remember({ content: words.join(' ') });
+      }
+      const { hits } = await a.recall({ query: 'alpha', strategy: 'lexical' });
+      expect(hits[0]?.record.id).toBe(target.id);
+      // Half away from zero (DuckDB's round), not half to even (1.9681070204).
+      expect(hits[0]?.score).toBe(1.9681070205);
+    });
+
     it('finds words of scripts written without spaces, and of scripts with combining marks', async () => {
       const { engine } = await h.open();
       const a = engine.as('agent-a');
