@@ -1,10 +1,15 @@
 import { BM25_B, BM25_K1, queryTerms, termFrequencies } from '../analyzer.js';
 import { compareByteOrder } from '../byte-order.js';
 
+/** Scores are rounded to 10 decimals, as `MemoryStore.searchLexical` specifies. */
+const SCALE = 10 ** 10;
+
 /**
  * BM25 computed directly in TypeScript over the given documents (the visible
- * set), as `MemoryStore.searchLexical` specifies it. The conformance suite
- * checks every store's ranking and scores against it.
+ * set), as `MemoryStore.searchLexical` specifies it: scores rounded to 10
+ * decimals (halves up) before they are ranked, so that two scores equal but
+ * for the last bits of a sum added in another order tie and rank by id. The
+ * conformance suite checks every store's ranking and scores against it.
  */
 export function bm25Reference(
   documents: readonly { id: string; content: string }[],
@@ -34,7 +39,7 @@ export function bm25Reference(
           (idf * tf * (BM25_K1 + 1)) /
           (tf + BM25_K1 * (1 - BM25_B + (BM25_B * doc.length) / avgdl));
       }
-      return { id: doc.id, score, matched };
+      return { id: doc.id, score: Math.round(score * SCALE) / SCALE, matched };
     })
     .filter((doc) => doc.matched)
     .map(({ id, score }) => ({ id, score }))

@@ -381,6 +381,27 @@ export function recallLexicalSpec(t: TestApi, h: Harness): void {
       await check(live.filter((doc) => !gone.includes(doc.id)));
     });
 
+    it('ranks equal scores that doubles sum apart in the last bit as a tie, by id, as the reference does', async () => {
+      const { engine } = await h.open();
+      const a = engine.as('agent-a');
+      // The same three term scores, in the other order: 1.6892574126301874 and …876 unrounded.
+      const docs = [];
+      for (const content of [
+        'apple pear pear plum plum plum',
+        'apple apple apple pear pear plum',
+        'filler',
+      ]) {
+        docs.push({ id: (await a.remember({ content })).id, content });
+      }
+      const { hits } = await a.recall({ query: 'apple pear plum', strategy: 'lexical' });
+      const expected = bm25Reference(docs, 'apple pear plum');
+      expect(expected).toEqual([
+        { id: docs[0]?.id, score: 1.6892574126 },
+        { id: docs[1]?.id, score: 1.6892574126 },
+      ]);
+      expect(hits.map((hit) => ({ id: hit.record.id, score: hit.score }))).toEqual(expected);
+    });
+
     it('rounds a score halfway between two 10-decimal values up, as every store rounds it', async () => {
       const { engine } = await h.open();
       const a = engine.as('agent-a');
