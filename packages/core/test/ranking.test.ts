@@ -90,3 +90,22 @@ describe('BM25', () => {
     ]);
   });
 });
+
+describe('reciprocal-rank fusion of equal scores', () => {
+  it('ranks scores equal as fractions by id, whatever the last bit of their sums', () => {
+    // x: semantic 3, recency 39 (1/63 + 0.25/99); y: semantic 6, recency 17 (1/66 + 0.25/77):
+    // both 459/24948, but the sums round to …396 and …400.
+    const lane = (ids: Record<number, string>, size: number) =>
+      Array.from({ length: size }, (_, i) => ({
+        record: memoryRecord({ id: ids[i + 1] ?? `filler-${i}` }),
+        score: 0,
+      }));
+    const fused = fuseLanes(
+      { semantic: lane({ 3: 'x', 6: 'y' }, 6), recency: lane({ 39: 'x', 17: 'y' }, 40) },
+      DEFAULT_LANE_WEIGHTS,
+    );
+    expect(1 / 63 + 0.25 / 99).not.toBe(1 / 66 + 0.25 / 77);
+    const ranked = fused.map((f) => f.record.id).filter((id) => id === 'x' || id === 'y');
+    expect(ranked).toEqual(['x', 'y']);
+  });
+});
