@@ -278,15 +278,25 @@ export function validatePageSize(value: unknown, fallback: number): number {
   return value;
 }
 
+/**
+ * A filter's list, distinct, or undefined when absent or, for `tagsAll`
+ * (`emptyMatches`), empty: every record has all of no tags. An empty list
+ * that no record can match (a memory type, scope or tag among none) is
+ * INVALID_INPUT: dropped, it would widen a recall, or a forget, to every record.
+ */
 function nonEmptyList<T>(
   field: string,
   value: unknown,
   item: (field: string, value: unknown) => T,
+  emptyMatches = false,
 ): T[] | undefined {
   if (value === undefined) return undefined;
   const items = validateArray(field, value, 1000).map((element, index) =>
     item(`${field}[${index}]`, element),
   );
+  if (items.length === 0 && !emptyMatches) {
+    throw invalidInput(field, 'must not be empty (no record would match); leave it out instead');
+  }
   return items.length === 0 ? undefined : [...new Set(items)];
 }
 
@@ -317,7 +327,7 @@ export function validateFilters(field: string, value: unknown, limits: Limits): 
   if (scopes) filters.scopes = scopes;
   const tagsAny = nonEmptyList(`${field}.tagsAny`, value.tagsAny, label);
   if (tagsAny) filters.tagsAny = tagsAny;
-  const tagsAll = nonEmptyList(`${field}.tagsAll`, value.tagsAll, label);
+  const tagsAll = nonEmptyList(`${field}.tagsAll`, value.tagsAll, label, true);
   if (tagsAll) filters.tagsAll = tagsAll;
   if (value.minImportance !== undefined) {
     filters.minImportance = validateUnitInterval(`${field}.minImportance`, value.minImportance);

@@ -23,7 +23,9 @@ export interface Visibility {
 
 /**
  * Filters on top of visibility. Every member is optional; absent means "any".
- * Arrays are non-empty when present (the engine drops empty ones).
+ * Arrays are non-empty when present (the engine refuses an empty
+ * `memoryTypes`, `scopes` or `tagsAny`, which no record passes, and drops an
+ * empty `tagsAll`, which every record passes).
  */
 export interface RecordFilters {
   /** `memoryType` is one of these. */

@@ -62,5 +62,32 @@ export function recallFiltersSpec(t: TestApi, h: Harness): void {
       // A thread id as long as remember takes (256) names its thread in a filter too.
       expect(await find({ threadId: LONG_THREAD })).toEqual([r4]);
     });
+
+    it('refuses an empty memoryTypes, scopes or tagsAny list, which no record passes, rather than widening the query', async () => {
+      const { engine, store } = await h.open();
+      const a = engine.as('agent-a');
+      const work = await a.remember({ content: 'project kickoff', tags: ['work'] });
+      const other = await a.remember({ content: 'project idea', memoryType: 'semantic' });
+      const before = await store.readAudit({ limit: 100 });
+      for (const filters of [
+        { tagsAny: [] },
+        { memoryTypes: [] },
+        { scopes: [] },
+        { memoryTypes: ['episodic'], tagsAny: [] },
+      ] as RecordFilters[]) {
+        await expect(a.recall({ query: 'project', filters })).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        await expect(a.forget({ filters })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      }
+      expect(await store.readAudit({ limit: 100 })).toEqual(before);
+      expect((await a.getMany([work.id, other.id])).map((record) => record.id)).toEqual([
+        work.id,
+        other.id,
+      ]);
+      // Every record has all of no tags: an empty tagsAll filters nothing out.
+      const all = await a.recall({ query: 'project', filters: { tagsAll: [] } });
+      expect(all.hits.map((hit) => hit.record.id).sort()).toEqual([work.id, other.id]);
+    });
   });
 }
