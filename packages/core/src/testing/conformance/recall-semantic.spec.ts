@@ -16,8 +16,9 @@ const CORPUS = [
 
 /**
  * The records of `CORPUS` (stored as `ids`, in order) ranked for `query` by
- * the reference cosine, best first, ties by id; records with no defined
- * similarity are left out.
+ * the reference cosine rounded to 10 decimals (as `searchVector` rounds it,
+ * so that equal similarities summed apart in the last bit tie), best first,
+ * ties by id; records with no defined similarity are left out.
  */
 async function referenceRanking(
   embedder: Embedder,
@@ -29,7 +30,9 @@ async function referenceRanking(
   return ids
     .map((id, i) => ({
       id,
-      score: cosineReference(vector as Float32Array, vectors[i] as Float32Array),
+      score:
+        Math.round(cosineReference(vector as Float32Array, vectors[i] as Float32Array) * 1e10) /
+        1e10,
     }))
     .filter((e) => Number.isFinite(e.score))
     .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
@@ -55,6 +58,37 @@ export function recallSemanticSpec(t: TestApi, h: Harness): void {
       for (const [i, hit] of result.hits.entries()) {
         expect(hit.score).toBeCloseTo(expected[i]?.score as number, 5);
       }
+    });
+
+    it('ranks equal similarities that doubles sum apart in the last bit as a tie, by id, as the reference does', async () => {
+      // The first two records' vectors hold the same values in reverse order: equal cosines
+      // with the query, 0.811971650797975 and …751 as the products are summed.
+      const [x, y, z] = [0.5215245485305786, 0.9290042519569397, 0.049408067017793655];
+      const vectors = new Map([
+        [CORPUS[0], [x, y, z]],
+        [CORPUS[1], [z, y, x]],
+        ['query', [1, 1, 1]],
+      ]);
+      const embedder: Embedder = {
+        dimensions: 3,
+        semantic: true,
+        maxBatchSize: 16,
+        embed: async (texts) =>
+          texts.map((text) => Float32Array.from(vectors.get(text) ?? [0, 0, 1])),
+      };
+      const { engine } = await h.open({ embedder });
+      const a = engine.as('agent-a');
+      const ids = [];
+      for (const content of CORPUS) ids.push((await a.remember({ content })).id);
+      const expected = await referenceRanking(embedder, ids, 'query');
+      expect(expected.slice(0, 2)).toEqual([
+        { id: ids[0], score: 0.8119716508 },
+        { id: ids[1], score: 0.8119716508 },
+      ]);
+      const { hits } = await a.recall({ query: 'query', strategy: 'semantic', limit: 2 });
+      expect(hits.map((hit) => ({ id: hit.record.id, score: hit.score }))).toEqual(
+        expected.slice(0, 2),
+      );
     });
 
     it('breaks ties in similarity by id, ascending', async () => {
