@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,17 +91,21 @@ describe('bench replay: arguments', () => {
   it('exits 2 on bad flags and unusable files', async () => {
     const bad = join(tmpdir(), `mnemo-replay-bad-${process.pid}.json`);
     await writeFile(bad, JSON.stringify({ train: [['hello', 'greeting']], test: [['hi']] }));
-    for (const args of [
-      [],
-      ['--data', fixture, '--signature', 'fancy'],
-      ['--data', fixture, '--sample', '0'],
-      ['--data', fixture, '--store', 'postgres'],
-      ['--data', '/nonexistent/clinc.json'],
-      ['--data', bad],
-    ]) {
-      const { code, stderr } = await run(...args);
-      expect([args, code]).toEqual([args, 2]);
-      expect(stderr.at(-1)).toMatch(/^bench replay: /);
+    try {
+      for (const args of [
+        [],
+        ['--data', fixture, '--signature', 'fancy'],
+        ['--data', fixture, '--sample', '0'],
+        ['--data', fixture, '--store', 'postgres'],
+        ['--data', '/nonexistent/clinc.json'],
+        ['--data', bad],
+      ]) {
+        const { code, stderr } = await run(...args);
+        expect([args, code]).toEqual([args, 2]);
+        expect(stderr.at(-1)).toMatch(/^bench replay: /);
+      }
+    } finally {
+      await rm(bad, { force: true });
     }
   });
 
