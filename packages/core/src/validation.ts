@@ -253,17 +253,17 @@ export function validateMetadata(field: string, value: unknown, limits: Limits):
   return metadata;
 }
 
-export function validateLimit(field: string, value: unknown): number {
-  if (value === undefined) return DEFAULT_RECALL_LIMIT;
-  if (
-    typeof value !== 'number' ||
-    !Number.isInteger(value) ||
-    value < 1 ||
-    value > MAX_RECALL_LIMIT
-  ) {
-    throw invalidInput(field, `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
+/** An integer from 1 to `max`; `fallback` when absent. */
+function countUpTo(field: string, value: unknown, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw invalidInput(field, `must be an integer from 1 to ${max}`);
   }
   return value;
+}
+
+export function validateLimit(field: string, value: unknown): number {
+  return countUpTo(field, value, DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT);
 }
 
 /** Most records or events one page of an operator call reads, and holds in memory. */
@@ -271,11 +271,7 @@ export const MAX_PAGE_SIZE = 10_000;
 
 /** The `pageSize` of an operator call (`fallback` when absent). */
 export function validatePageSize(value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
-    throw invalidInput('pageSize', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  return value;
+  return countUpTo('pageSize', value, fallback, MAX_PAGE_SIZE);
 }
 
 /**
