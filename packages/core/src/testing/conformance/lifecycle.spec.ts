@@ -38,7 +38,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       // Holds every embedding until released, so that calls are still under way when close is called.
       const hash = createHashEmbedder({ dimensions: 16 });
       let held: Promise<void> | null = null;
-      let release = () => {};
+      const { held: closing, release } = gate();
       const embedder: Embedder = {
         dimensions: hash.dimensions,
         semantic: true,
@@ -51,9 +51,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       const { engine, store } = await h.open({ embedder });
       const a = engine.as('agent-a');
       const seed = await a.remember({ content: 'the seed written before closing' });
-      held = new Promise((resolve) => {
-        release = resolve;
-      });
+      held = closing;
 
       const made = Promise.allSettled([
         a.remember({ content: 'remembered while closing' }),
@@ -72,7 +70,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
         engine.purgeExpired(),
         engine.exportRecords().next(),
       ]);
-      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      await afterTurns(20);
       steps.push('released');
       release();
 
@@ -106,10 +104,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
     it('a hybrid recall whose lexical search fails settles once its semantic search has, so engine.close waits for it', async () => {
       const { store, clock } = await h.open();
       const steps: string[] = [];
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      const { held, release } = gate();
       const watched = replacing(store, {
         searchLexical: async () => {
           throw new MnemoError('STORE_UNAVAILABLE', 'lexical search lost');
@@ -132,7 +127,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
         engine.as('agent-a').recall({ query: 'hybrid note', strategy: 'hybrid' }),
       ).then((code) => steps.push(`recall ${code}`));
       const closed = engine.close().then(() => steps.push('closed'));
-      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      await afterTurns(20);
       steps.push('released');
       release();
       await Promise.all([recalled, closed]);
@@ -148,10 +143,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       const { store, clock } = await h.open();
       const hash = createHashEmbedder({ dimensions: 16 });
       const steps: string[] = [];
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      const { held, release } = gate();
       // Chunks of 500: the second is embedded while the first is written.
       const embedder: Embedder = {
         dimensions: hash.dimensions,
@@ -177,7 +169,7 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
           .rememberMany(Array.from({ length: 1_000 }, (_, i) => ({ content: `note ${i}` }))),
       ).then((code) => steps.push(`rememberMany ${code}`));
       const closed = engine.close().then(() => steps.push('closed'));
-      for (let turn = 0; turn < 20; turn += 1) await new Promise((done) => setImmediate(done));
+      await afterTurns(20);
       steps.push('released');
       release();
       await Promise.all([written, closed]);
@@ -347,4 +339,18 @@ export function lifecycleSpec(t: TestApi, h: Harness, options: ConformanceOption
       }
     });
   });
+}
+
+/** A promise that stays pending until `release()` is called. */
+function gate(): { held: Promise<void>; release: () => void } {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { held, release };
+}
+
+/** Lets the calls under way run for `turns` turns of the event loop. */
+async function afterTurns(turns: number): Promise<void> {
+  for (let turn = 0; turn < turns; turn += 1) await new Promise((done) => setImmediate(done));
 }
