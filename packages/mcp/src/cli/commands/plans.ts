@@ -95,9 +95,7 @@ async function listPlans(
 ): Promise<PlanListing[]> {
   const records: MemoryRecord[] = [];
   for await (const { record } of engine.exportRecords()) {
-    const forgotten =
-      record.deletedAt !== null ||
-      (record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime());
+    const forgotten = record.deletedAt !== null || isExpired(isoOrNull(record.expiresAt), now);
     if (isPlanRecord(record) && (includeForgotten || !forgotten)) records.push(record);
   }
   const replays = await countReplays(engine, new Set(records.map((record) => record.id)));
