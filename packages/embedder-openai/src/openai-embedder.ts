@@ -11,8 +11,8 @@ import { scrub, secretsOf } from './secrets.js';
  * (OpenAI, Ollama, vLLM, LM Studio, TEI). Does no I/O until `embed`.
  *
  * `embed` sends batches of at most `maxBatchSize` texts one after the other,
- * retries 429, 5xx, network errors and timeouts with exponential backoff, and
- * returns the vectors in input order. Failures are `MnemoError`s:
+ * retries 408, 409, 429, 5xx, network errors and timeouts with exponential
+ * backoff, and returns the vectors in input order. Failures are `MnemoError`s:
  * `EMBEDDER_FAILED` (the message has the status, the server's message and the
  * URL, never the key) or `DIMENSION_MISMATCH`. Throws `INVALID_INPUT` at once
  * for bad options.

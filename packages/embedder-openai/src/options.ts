@@ -28,7 +28,7 @@ export interface OpenAIEmbedderOptions {
   maxBatchSize?: number;
   /** Time limit of one request, body included, in milliseconds (default 30,000). */
   timeoutMs?: number;
-  /** Retries after a 429, a 5xx, a network error or a timeout (default 3). */
+  /** Retries after a 408, 409, 429 or 5xx, a network error or a timeout (default 3). */
   maxRetries?: number;
   /** First backoff wait in milliseconds; doubled on each retry, with jitter (default 500). */
   retryDelayMs?: number;

@@ -4,7 +4,7 @@ import { scrub, secretsOf } from './secrets.js';
 
 /** Why one request failed, and whether trying again may help. */
 export class RequestFailure extends Error {
-  /** True for 429, 5xx, network errors and timeouts. */
+  /** True for 408, 409, 429, 5xx, network errors and timeouts. */
   readonly retryable: boolean;
   /** The HTTP status, when the server answered. */
   readonly status: number | undefined;
@@ -22,6 +22,14 @@ export class RequestFailure extends Error {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/**
+ * Whether an HTTP error may pass if tried again, as OpenAI's own SDK decides: 408 (Request
+ * Timeout), 409 (Conflict, a lock), 429 (Too Many Requests) and every 5xx.
+ */
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 const MAX_SERVER_MESSAGE = 300;
@@ -133,7 +141,7 @@ export async function postEmbeddings(
       const reason = serverMessage(text, secrets);
       throw new RequestFailure(
         `${where} failed with HTTP ${status}${reason ? `: ${reason}` : ''}`,
-        status === 429 || status >= 500,
+        isRetryableStatus(status),
         { status, retryAfterMs: retryAfterMs(response.headers) },
       );
     }

@@ -181,6 +181,28 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(waits).toEqual([500, 1000, 2000]);
   });
 
+  it.each([408, 409])(
+    'retries a %i like a 429: after its Retry-After, else with backoff',
+    async (status) => {
+      server.replies.push((_, response) => json(response, status, {}, { 'retry-after': '2' }));
+      server.replies.push((_, response) => json(response, status, { error: 'try again' }));
+      expect(await embedder().embed(['x'])).toEqual([expected('x')]);
+      expect(server.requests).toHaveLength(3);
+      expect(waits).toEqual([2000, 1000]);
+    },
+  );
+
+  it.each([400, 404, 410, 422])('does not retry a %i', async (status) => {
+    server.replies.push((_, response) => json(response, status, { error: 'no' }));
+    const error = await failure(embedder().embed(['x']));
+    expect([error.message, error.details]).toEqual([
+      `embeddings request to ${url()} failed with HTTP ${status}: no`,
+      { url: url(), status, attempts: 1 },
+    ]);
+    expect(server.requests).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
   it('does not retry a 400, and quotes the server message', async () => {
     server.replies.push((_, response) =>
       json(response, 400, {
