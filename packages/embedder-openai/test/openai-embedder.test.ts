@@ -299,9 +299,40 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     expect(error.message).toBe(
       `embeddings request to ${url()} answered HTTP 200 with a body that is not JSON`,
     );
-    expect(error.cause).toBeInstanceOf(SyntaxError);
+    // Not V8's SyntaxError, whose message quotes the body around the fault.
+    expect(String(error.cause)).toBe(`RequestFailure: ${error.message}`);
     expect(server.requests).toHaveLength(1);
   });
+
+  it.each([
+    ['opens with', 'sk-test-secret-key-123', (key: string) => `${key} oops`],
+    ['holds', 'sk-Q7vZpW2xL9mK4tRb', (key: string) => `{"data": [${key}]}`],
+  ])(
+    'puts no part of the key in an error when a body that is not JSON %s it',
+    async (_, apiKey, body) => {
+      // V8 quotes some 10 characters of the body ("sk-test-se"...): too short a part of the key
+      // for the scrub, which looks for it whole.
+      server.replies.push((__, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(body(apiKey));
+      });
+      const error = await failure(embedder({ apiKey }).embed(['x']));
+      const message = `embeddings request to ${url()} answered HTTP 200 with a body that is not JSON`;
+      expect([error.code, error.message, error.details]).toEqual([
+        'EMBEDDER_FAILED',
+        message,
+        { url: url(), status: 200, attempts: 1 },
+      ]);
+      expect(String(error.cause)).toBe(`RequestFailure: ${message}`);
+      // All a logged error prints, its causes included, but the stack frames' paths (…/test/…).
+      const shown = inspect(error, { depth: 8 })
+        .split('\n')
+        .filter((line) => !/^\s+at /.test(line))
+        .join('\n');
+      const parts = Array.from({ length: apiKey.length - 3 }, (__, i) => apiKey.slice(i, i + 4));
+      expect(parts.filter((part) => shown.includes(part))).toEqual([]);
+    },
+  );
 
   it.each([
     ['no data array', { object: 'list' }, 'has no "data" array'],
