@@ -6,6 +6,8 @@ import { join } from 'node:path';
 // a BERT-style WordPiece tokenizer over a 20-word vocabulary, and an ONNX graph
 // that is one `Gather` from a 20 × 4 embedding table (`last_hidden_state[b, t] =
 // table[input_ids[b, t]]`). Mean pooling then averages the rows of a text's tokens.
+// A variant adds a table of position rows, all 0, indexed by each token's position
+// as in BERT: the model fails on a text longer than the table, as a real one would.
 
 /** Hidden size of the tiny model. */
 export const HIDDEN = 4;
@@ -32,19 +34,28 @@ export const TABLE: readonly (readonly number[])[] = VOCAB.map((token) => {
   return Array.from({ length: HIDDEN }, (_, i) => (i === axis ? 1 : 0));
 });
 
-/** The tokens the tokenizer makes of a text of lower-case words: `[CLS] … [SEP]`, unknown words as `[UNK]`. */
-export function tokens(text: string): string[] {
+/**
+ * The tokens the tokenizer makes of a text of lower-case words: `[CLS] … [SEP]`,
+ * unknown words as `[UNK]`; truncated to the first `limit`, as transformers.js
+ * truncates (the `[SEP]` goes with the rest).
+ */
+export function tokens(text: string, limit = Number.POSITIVE_INFINITY): string[] {
   const words = text.toLowerCase().split(/\s+/).filter(Boolean);
-  return ['[CLS]', ...words.map((word) => (VOCAB.includes(word) ? word : '[UNK]')), '[SEP]'];
+  const all = ['[CLS]', ...words.map((word) => (VOCAB.includes(word) ? word : '[UNK]')), '[SEP]'];
+  return all.slice(0, limit);
 }
 
-/** What the model should return for `text`: the mean (or first, or last) token row, L2-normalized or not. */
+/**
+ * What the model should return for `text` (its first `limit` tokens): the mean
+ * (or first, or last) token row, L2-normalized or not.
+ */
 export function reference(
   text: string,
   pooling: 'mean' | 'cls' | 'last_token' = 'mean',
   normalize = true,
+  limit = Number.POSITIVE_INFINITY,
 ): number[] {
-  const rows = tokens(text).map((token) => TABLE[VOCAB.indexOf(token)] ?? []);
+  const rows = tokens(text, limit).map((token) => TABLE[VOCAB.indexOf(token)] ?? []);
   const pooled =
     pooling === 'cls'
       ? [...(rows[0] ?? [])]
@@ -83,6 +94,15 @@ const FLOAT = 1;
 const INT64 = 7;
 const FLOAT16 = 10;
 
+/** An int64 scalar (a 0-dimensional TensorProto) initializer. */
+const scalar = (name: string, value: number) =>
+  message(
+    5,
+    int(2, INT64),
+    bytes(8, name),
+    bytes(9, Buffer.from(new BigInt64Array([BigInt(value)]).buffer)),
+  );
+
 /** ValueInfoProto of a tensor: name, element type, dimensions (numbers or symbolic names). */
 function valueInfo(field: number, name: string, type: number, dims: (number | string)[]): Buffer {
   const shape = dims.map((dim) =>
@@ -108,7 +128,20 @@ export interface TinyModelVariant {
   readonly padLeft?: boolean;
   /** Name of the graph's output, `last_hidden_state` by default (some exports say `token_embeddings`). */
   readonly output?: string;
+  /**
+   * `max_position_embeddings` in `config.json`, and a table of as many position
+   * rows (all 0) added to the token rows: the model fails on a longer text.
+   */
+  readonly positions?: number;
+  /** `model_max_length` in `tokenizer_config.json`, 128 by default; `null` leaves it out. */
+  readonly modelMaxLength?: number | null;
 }
+
+/**
+ * The `model_max_length` some exports write when the model sets none:
+ * transformers' `VERY_LARGE_INTEGER`, `int(1e30)` (1000000000000000019884624838656).
+ */
+export const VERY_LARGE_INTEGER = 1e30;
 
 /** The IEEE half-precision bits of `value` (normal numbers and 0 only, enough for the table). */
 function float16Bits(value: number): number {
@@ -144,7 +177,7 @@ export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
     1,
     bytes(1, 'embeddings'),
     bytes(1, 'input_ids'),
-    bytes(2, lookup),
+    bytes(2, variant.positions === undefined ? lookup : 'token_rows'),
     bytes(3, 'lookup'),
     bytes(4, 'Gather'),
     axis,
@@ -168,12 +201,55 @@ export function tinyOnnxModel(variant: TinyModelVariant = {}): Buffer {
         ),
       ]
     : [];
+  // lookup = token_rows + position_table[range(0, sequence length)]
+  const node = (name: string, op: string, inputs: string[], output: string) =>
+    message(
+      1,
+      ...inputs.map((input) => bytes(1, input)),
+      bytes(2, output),
+      bytes(3, name),
+      bytes(4, op),
+    );
+  const positions =
+    variant.positions === undefined
+      ? []
+      : [
+          node('shape', 'Shape', ['input_ids'], 'input_shape'),
+          node('length', 'Gather', ['input_shape', 'one'], 'length'),
+          node('range', 'Range', ['zero', 'length', 'one'], 'position_ids'),
+          node('place', 'Gather', ['position_table', 'position_ids'], 'position_rows'),
+          node('add', 'Add', ['token_rows', 'position_rows'], lookup),
+        ];
+  const positionInitializers =
+    variant.positions === undefined
+      ? []
+      : [
+          message(
+            5,
+            int(1, variant.positions),
+            ...row.map((dim) => int(1, dim)),
+            int(2, type),
+            bytes(8, 'position_table'),
+            bytes(
+              9,
+              Buffer.alloc(
+                variant.positions *
+                  row.reduce((size, dim) => size * dim, 1) *
+                  (variant.float16 ? 2 : 4),
+              ),
+            ),
+          ),
+          scalar('zero', 0),
+          scalar('one', 1),
+        ];
   const output = variant.transposed ? ['sequence', 'batch', ...row] : ['batch', 'sequence', ...row];
   const graph = Buffer.concat([
     gather,
+    ...positions,
     ...transpose,
     bytes(2, 'tiny-embedder'),
     initializer,
+    ...positionInitializers,
     valueInfo(11, 'input_ids', INT64, ['batch', 'sequence']),
     valueInfo(11, 'attention_mask', INT64, ['batch', 'sequence']),
     valueInfo(12, outputName, type, output),
@@ -240,12 +316,15 @@ export function tinyModelFiles(variant: TinyModelVariant = {}): Record<string, s
       model_type: 'bert',
       architectures: ['BertModel'],
       hidden_size: HIDDEN,
+      ...(variant.positions === undefined ? {} : { max_position_embeddings: variant.positions }),
     }),
     'tokenizer.json': JSON.stringify(tokenizerJson(variant.unknownToModel)),
     'tokenizer_config.json': JSON.stringify({
       tokenizer_class: 'BertTokenizer',
       do_lower_case: true,
-      model_max_length: 128,
+      ...(variant.modelMaxLength === null
+        ? {}
+        : { model_max_length: variant.modelMaxLength ?? 128 }),
       pad_token: '[PAD]',
       unk_token: '[UNK]',
       cls_token: '[CLS]',
