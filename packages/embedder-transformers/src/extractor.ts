@@ -1,3 +1,4 @@
+import { maxLength } from './max-length.js';
 import type { Dtype, Pooling } from './options.js';
 
 /** The output of one feature-extraction run: a `[texts, dimensions]` float32 tensor. */
@@ -29,6 +30,12 @@ export async function loadExtractor(modelPath: string, dtype: Dtype): Promise<Ex
     device: 'cpu',
     dtype,
   });
+  // The tokenizer truncates at its model_max_length only, which some exports set to a placeholder
+  // (1e30) or leave out: a text longer than the model's positions would fail the inference.
+  const max_length = maxLength(
+    features.tokenizer.model_max_length,
+    features.model.config as unknown as Readonly<Record<string, unknown>>,
+  );
   // The pipeline's own call, but in float32 from the model's output on: the pipeline pools and
   // normalizes a float16 output as it is stored, which where there is no Float16Array (Node 20
   // and 22) is a Uint16Array of raw bits, and so returns wrong vectors for an fp16 export that
@@ -37,7 +44,11 @@ export async function loadExtractor(modelPath: string, dtype: Dtype): Promise<Ex
     texts: string[],
     { pooling, normalize }: { pooling: Pooling; normalize: boolean },
   ): Promise<ExtractorOutput> => {
-    const inputs = features.tokenizer(texts, { padding: true, truncation: true });
+    const inputs = features.tokenizer(texts, {
+      padding: true,
+      truncation: true,
+      ...(max_length === undefined ? {} : { max_length }),
+    });
     const outputs = await features.model(inputs);
     const tokens = (outputs.last_hidden_state ?? outputs.logits ?? outputs.token_embeddings).to(
       'float32',

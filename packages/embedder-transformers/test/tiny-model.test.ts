@@ -6,7 +6,14 @@ import { createManualClock, createSequentialIds } from '@mnemo/core/testing';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTransformersEmbedder, type TransformersEmbedderOptions } from '../src/index.js';
-import { HIDDEN, reference, type TinyModelVariant, writeTinyModel } from './tiny-model.js';
+import {
+  HIDDEN,
+  reference,
+  type TinyModelVariant,
+  VERY_LARGE_INTEGER,
+  VOCAB,
+  writeTinyModel,
+} from './tiny-model.js';
 
 let root: string;
 let modelPath: string;
@@ -137,6 +144,45 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
       // what follows the 128th token changes nothing
       expect(sql).toEqual(alone);
       expect(rain).toEqual(alone);
+    });
+  });
+
+  describe("truncates to the model's positions when the tokenizer's limit is a placeholder or missing", () => {
+    // 100 words, all different from their neighbours, so that a cut one token off shows
+    const words = Array.from({ length: 100 }, (_, i) => VOCAB[4 + (i % 16)]);
+    const long = words.join(' ');
+
+    it.each<[string, number | null]>([
+      ['VERY_LARGE_INTEGER', VERY_LARGE_INTEGER],
+      ['no model_max_length', null],
+    ])('with %s in tokenizer_config.json', async (name, modelMaxLength) => {
+      const positioned = writeTinyModel(join(root, `positions-${name}`), [], {
+        positions: 16,
+        modelMaxLength,
+      });
+      // the first 16 tokens: [CLS] and 15 words (transformers.js cuts the [SEP] off with the rest)
+      const first = words.slice(0, 15).join(' ');
+      await withEmbedder({ modelPath: positioned }, async (embedder) => {
+        const [alone, cut, short] = await embedder.embed([long, first, 'cat dog']);
+        expect(alone).toEqual(cut);
+        expectVectors([alone ?? new Float32Array()], [reference(long, 'mean', true, 16)]);
+        // a batch pads to its longest text, cut at 16 tokens as well
+        expectVectors([short ?? new Float32Array()], [reference('cat dog')]);
+      });
+      await withEmbedder({ modelPath: positioned, pooling: 'last_token' }, async (embedder) => {
+        expect(await embedder.embed([long])).toEqual(await embedder.embed([first]));
+      });
+    });
+
+    it("keeps the tokenizer's limit when it is below the model's positions", async () => {
+      const positioned = writeTinyModel(join(root, 'positions-above'), [], {
+        positions: 16,
+        modelMaxLength: 8,
+      });
+      await withEmbedder({ modelPath: positioned }, async (embedder) => {
+        const [alone] = await embedder.embed([long]);
+        expectVectors([alone ?? new Float32Array()], [reference(long, 'mean', true, 8)]);
+      });
     });
   });
 
