@@ -142,6 +142,33 @@ export function mnemo(args: readonly string[], options: { cwd?: string; input?: 
   return { code: result.status, stdout: result.stdout, stderr: result.stderr } as CliResult;
 }
 
+/**
+ * Runs the built `mnemo` binary without blocking this process, for tests whose servers
+ * (an embeddings server, say) must answer it. `env` is added to this process's.
+ */
+export function mnemoAsync(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? tempDir(),
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
 /** `mnemo … --json` that must exit 0; its stdout parsed. */
 export function mnemoJson(args: readonly string[], options: { cwd?: string; input?: string } = {}) {
   const result = mnemo([...args, '--json'], options);

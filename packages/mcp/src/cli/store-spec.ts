@@ -1,5 +1,12 @@
 import { existsSync } from 'node:fs';
-import { createEngine, type Engine, type MemoryStore, MnemoError } from '@mnemo/core';
+import {
+  createEngine,
+  type Embedder,
+  type Engine,
+  type MemoryStore,
+  MnemoError,
+} from '@mnemo/core';
+import { type EmbedderSpec, openEmbedder } from './embedder-spec.js';
 import { UsageError } from './usage-error.js';
 
 /** Where the CLI's memory lives. */
@@ -100,10 +107,25 @@ export interface OpenOptions {
    */
   existing?: boolean;
   experienceMemory?: boolean;
+  /** Default: none (lexical recall only). */
+  embedder?: EmbedderSpec | undefined;
 }
 
-/** Opens and initializes the store (DuckDB holds its file until `engine.close()`). */
-export async function openEngine(spec: StoreSpec, options: OpenOptions = {}): Promise<Engine> {
+/** An initialized engine, the embedder it was given, and how to close both. */
+export interface OpenedEngine {
+  readonly engine: Engine;
+  readonly embedder: Embedder | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the embedder (a local model loads here, before the store opens) and then the
+ * store, and initializes the engine (DuckDB holds its file until `close()`).
+ */
+export async function openEngine(
+  spec: StoreSpec,
+  options: OpenOptions = {},
+): Promise<OpenedEngine> {
   if (
     options.existing === true &&
     spec.kind === 'duckdb' &&
@@ -115,17 +137,27 @@ export async function openEngine(spec: StoreSpec, options: OpenOptions = {}): Pr
       `no database at ${spec.path}; name one with --store duckdb:<file> or --store postgres:<url>`,
     );
   }
-  const engine = createEngine({
-    store: await openStore(spec, options.existing === true),
-    experienceMemory: options.experienceMemory ?? false,
-  });
+  const opened = options.embedder === undefined ? undefined : await openEmbedder(options.embedder);
+  let engine: Engine | undefined;
+  const close = async () => {
+    try {
+      await engine?.close();
+    } finally {
+      await opened?.close();
+    }
+  };
   try {
+    engine = createEngine({
+      store: await openStore(spec, options.existing === true),
+      experienceMemory: options.experienceMemory ?? false,
+      ...(opened === undefined ? {} : { embedder: opened.embedder }),
+    });
     await engine.init();
   } catch (error) {
-    await engine.close().catch(() => {});
+    await close().catch(() => {});
     throw error;
   }
-  return engine;
+  return { engine, embedder: opened?.embedder, close };
 }
 
 /** Runs `fn` on an open engine and closes it afterwards, whatever happens. */
@@ -134,10 +166,10 @@ export async function withEngine<T>(
   options: OpenOptions,
   fn: (engine: Engine) => Promise<T>,
 ): Promise<T> {
-  const engine = await openEngine(spec, options);
+  const opened = await openEngine(spec, options);
   try {
-    return await fn(engine);
+    return await fn(opened.engine);
   } finally {
-    await engine.close();
+    await opened.close();
   }
 }

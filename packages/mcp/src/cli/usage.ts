@@ -3,6 +3,19 @@ const STORE = `Store (every command):
   --store postgres:<url>     a PostgreSQL database, e.g. postgres:postgres://user:pw@host:5432/db
   --pg-schema <name>         the PostgreSQL schema (default mnemo)`;
 
+const EMBEDDER = `Embedder (serve, remember, recall; default none: recall is lexical):
+  --embedder openai:<url>    an OpenAI-compatible embeddings server, e.g.
+                             openai:http://127.0.0.1:11434 (Ollama) or
+                             openai:https://api.openai.com; the API key, if any,
+                             from the environment variable MNEMO_EMBEDDER_API_KEY
+  --embedding-model <name>   openai: the model (required)
+  --embedding-dimensions <n> openai: its vector length (required);
+                             transformers: checked against the model
+  --embedder transformers:<folder>
+                             a local ONNX model folder (needs the package
+                             @mnemo/embedder-transformers)
+  Use the same embedder for every command on one store.`;
+
 const EXIT = `Exit codes: 0 ok, 1 runtime or store error, 2 bad usage or input, 3 audit verification failed.`;
 
 export const USAGE: Record<string, string> = {
@@ -42,6 +55,8 @@ Runs the MCP server until stdin closes (stdio) or SIGINT / SIGTERM.
   --experience               turn experience memory on (lists mnemo.remember_plan
                              and mnemo.recall_plan)
 
+${EMBEDDER}
+
 ${STORE}
 `,
   remember: `Usage: mnemo remember <content> --agent <id> [options]
@@ -58,6 +73,8 @@ ${STORE}
   --expires-at <iso date>    the memory disappears then
   --json                     {"id","content_hash","deduplicated"}
 
+${EMBEDDER}
+
 ${STORE}
 `,
   recall: `Usage: mnemo recall <query> --agent <id> [options]
@@ -65,7 +82,8 @@ ${STORE}
   --agent <id>               who is asking (required): only what it can see is returned
   --org <id>                 the agent's org
   --limit <n>                1-100, default 10
-  --strategy <s>             lexical, semantic, hybrid, auto (default; lexical here)
+  --strategy <s>             lexical, semantic, hybrid, auto (default: hybrid with an
+                             --embedder, else lexical)
   --type <type>              only these memory types (repeatable)
   --scope <scope>            only these scopes (repeatable)
   --tag <tag>                at least one of these tags (repeatable)
@@ -76,6 +94,8 @@ ${STORE}
   --thread <id>
   --explain                  per-lane ranks and scores (with --json)
   --json                     {"strategy","hits":[{"record","score"}]}
+
+${EMBEDDER}
 
 ${STORE}
 `,

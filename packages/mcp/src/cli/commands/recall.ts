@@ -13,6 +13,7 @@ import {
   storeOf,
   usageErrors,
 } from '../args.js';
+import { EMBEDDER_OPTIONS, parseEmbedderSpec } from '../embedder-spec.js';
 import { type CliIo, json, oneLine, shortDate, table, write } from '../output.js';
 import { withEngine } from '../store-spec.js';
 
@@ -37,7 +38,7 @@ export async function recall(argv: readonly string[], io: CliIo): Promise<number
   const { values, positionals } = usageErrors('recall', () =>
     parseArgs({
       args: [...argv],
-      options: { ...COMMON_OPTIONS, ...RECALL_OPTIONS },
+      options: { ...COMMON_OPTIONS, ...RECALL_OPTIONS, ...EMBEDDER_OPTIONS },
       strict: true,
       allowPositionals: true,
     }),
@@ -47,6 +48,7 @@ export async function recall(argv: readonly string[], io: CliIo): Promise<number
   checkId('recall', 'agent', agent);
   checkId('recall', 'org', values.org);
   const spec = storeOf(values);
+  const embedder = parseEmbedderSpec(values);
   const filters: RecordFilters = {
     ...ifDefined(
       'memoryTypes',
@@ -79,7 +81,7 @@ export async function recall(argv: readonly string[], io: CliIo): Promise<number
     filters,
     ...ifDefined('explain', values.explain),
   };
-  const result = await withEngine(spec, { existing: true }, (engine) =>
+  const result = await withEngine(spec, { existing: true, embedder }, (engine) =>
     engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).recall(input),
   );
   if (values.json === true) {

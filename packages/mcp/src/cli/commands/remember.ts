@@ -12,6 +12,7 @@ import {
   storeOf,
   usageErrors,
 } from '../args.js';
+import { EMBEDDER_OPTIONS, parseEmbedderSpec } from '../embedder-spec.js';
 import { type CliIo, fields, json, write } from '../output.js';
 import { withEngine } from '../store-spec.js';
 import { UsageError } from '../usage-error.js';
@@ -34,7 +35,7 @@ export async function remember(argv: readonly string[], io: CliIo): Promise<numb
   const { values, positionals } = usageErrors('remember', () =>
     parseArgs({
       args: [...argv],
-      options: { ...COMMON_OPTIONS, ...REMEMBER_OPTIONS },
+      options: { ...COMMON_OPTIONS, ...REMEMBER_OPTIONS, ...EMBEDDER_OPTIONS },
       strict: true,
       allowPositionals: true,
     }),
@@ -44,6 +45,7 @@ export async function remember(argv: readonly string[], io: CliIo): Promise<numb
   checkId('remember', 'agent', agent);
   checkId('remember', 'org', values.org);
   const spec = storeOf(values);
+  const embedder = parseEmbedderSpec(values);
   const input = {
     content,
     ...ifDefined('memoryType', parseChoice('type', values.type, MEMORY_TYPES)),
@@ -55,7 +57,7 @@ export async function remember(argv: readonly string[], io: CliIo): Promise<numb
     ...ifDefined('sourceType', values.source),
     ...ifDefined('expiresAt', parseDate('expires-at', values['expires-at'])),
   };
-  const result = await withEngine(spec, {}, (engine) =>
+  const result = await withEngine(spec, { embedder }, (engine) =>
     engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).remember(input),
   );
   await write(

@@ -13,8 +13,14 @@ import {
   storeOf,
   usageErrors,
 } from '../args.js';
+import {
+  describeEmbedder,
+  EMBEDDER_OPTIONS,
+  type EmbedderSpec,
+  parseEmbedderSpec,
+} from '../embedder-spec.js';
 import type { CliIo } from '../output.js';
-import { describeStore, openEngine } from '../store-spec.js';
+import { describeStore, type OpenedEngine, openEngine, type StoreSpec } from '../store-spec.js';
 import { UsageError } from '../usage-error.js';
 
 export const SERVE_OPTIONS = {
@@ -37,7 +43,7 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
   const { values, positionals } = usageErrors('serve', () =>
     parseArgs({
       args: [...argv],
-      options: { ...COMMON_OPTIONS, ...SERVE_OPTIONS },
+      options: { ...COMMON_OPTIONS, ...SERVE_OPTIONS, ...EMBEDDER_OPTIONS },
       strict: true,
       allowPositionals: true,
     }),
@@ -46,6 +52,7 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
   const transport =
     parseChoice('transport', values.transport, ['stdio', 'http'] as const) ?? 'stdio';
   const spec = storeOf(values);
+  const embedderSpec = parseEmbedderSpec(values);
   const log = (message: string) => io.stderr.write(`mnemo: ${message}\n`);
   const onInternalError = (error: unknown, source: string) =>
     log(`internal error in ${source}: ${(error as Error)?.stack ?? String(error)}`);
@@ -63,25 +70,28 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
     }
     checkId('serve', 'agent', agent);
     checkId('serve', 'org', values.org);
-    const engine = await openEngine(spec, { experienceMemory: values.experience === true });
+    const opened = await openEngine(spec, {
+      experienceMemory: values.experience === true,
+      embedder: embedderSpec,
+    });
     try {
       const stopped = untilStopped(io);
       const server = await serveStdio({
-        engine,
+        engine: opened.engine,
         principal: { agentId: agent, ...(values.org === undefined ? {} : { orgId: values.org }) },
         onInternalError,
         stdin: io.stdin,
         stdout: io.stdout,
       });
       log(
-        `serving agent ${values.org === undefined ? agent : `${values.org}/${agent}`} over stdio, ${describeStore(spec)}${values.experience === true ? ', experience memory on' : ''}`,
+        `serving agent ${values.org === undefined ? agent : `${values.org}/${agent}`} over stdio, ${serving(spec, opened, embedderSpec, values.experience === true)}`,
       );
       await stopped;
       // Requests piped in before stdin ended are still being answered.
       await toolCallsSettled(server);
       await server.close();
     } finally {
-      await engine.close();
+      await opened.close();
     }
     return 0;
   }
@@ -104,11 +114,14 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
   }
   const port = parseNumber('port', values.port, { min: 0, max: 65_535, integer: true }) ?? 0;
   const tokens = await readTokens(values.tokens);
-  const engine = await openEngine(spec, { experienceMemory: values.experience === true });
+  const opened = await openEngine(spec, {
+    experienceMemory: values.experience === true,
+    embedder: embedderSpec,
+  });
   try {
     const stopped = untilStopped(io, false);
     const running = await startHttpServer({
-      engine,
+      engine: opened.engine,
       tokens,
       host,
       port,
@@ -116,14 +129,30 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
       onInternalError,
     });
     log(
-      `listening on ${running.url} for ${tokens.size} token${tokens.size === 1 ? '' : 's'}, ${describeStore(spec)}${values.experience === true ? ', experience memory on' : ''}`,
+      `listening on ${running.url} for ${tokens.size} token${tokens.size === 1 ? '' : 's'}, ${serving(spec, opened, embedderSpec, values.experience === true)}`,
     );
     await stopped;
     await running.close();
   } finally {
-    await engine.close();
+    await opened.close();
   }
   return 0;
+}
+
+/** What the server serves from, for its start-up line: the store, the embedder, experience. */
+function serving(
+  store: StoreSpec,
+  opened: OpenedEngine,
+  embedder: EmbedderSpec | undefined,
+  experience: boolean,
+): string {
+  return [
+    describeStore(store),
+    ...(embedder === undefined || opened.embedder === undefined
+      ? []
+      : [describeEmbedder(embedder, opened.embedder.dimensions)]),
+    ...(experience ? ['experience memory on'] : []),
+  ].join(', ');
 }
 
 async function readTokens(path: string): Promise<TokenRegistry> {
