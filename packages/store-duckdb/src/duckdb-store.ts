@@ -106,6 +106,7 @@ export interface DuckDBStoreOptions {
   /**
    * DuckDB configuration options for the instance, for example `{ threads: '2' }`.
    * The store sets `disabled_compression_methods` itself (see README, "Embedding storage").
+   * A setting DuckDB refuses fails `init()` with `INVALID_INPUT` naming it.
    */
   config?: Record<string, string>;
   /** Most connections kept open for reads outside transactions (default 4). */
@@ -196,6 +197,41 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
     );
   }
   return new DuckDBStore(options);
+}
+
+/**
+ * The in-memory instance the file is attached to, with the caller's `config`.
+ * A setting DuckDB refuses (an unknown name, a value it cannot parse) is the
+ * caller's input: `INVALID_INPUT` naming the setting, found by trying each
+ * alone, since DuckDB's own message for a bad value ("Failed to set config")
+ * names none. It was `INTERNAL`.
+ */
+async function createInstance(config: Record<string, string> | undefined): Promise<DuckDBInstance> {
+  try {
+    return await DuckDBInstance.create(':memory:', config);
+  } catch (error) {
+    if (config === undefined || Object.keys(config).length === 0) throw error;
+    let refused = 'config';
+    for (const [name, value] of Object.entries(config)) {
+      const alone = await DuckDBInstance.create(':memory:', { [name]: value }).then(
+        (instance) => {
+          instance.closeSync();
+          return true;
+        },
+        () => false,
+      );
+      if (!alone) {
+        refused = `config.${name}`;
+        break;
+      }
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    throw new MnemoError(
+      'INVALID_INPUT',
+      `${refused}: DuckDB refused the setting: ${message.split('\n', 1)[0]}`,
+      { details: { field: refused }, cause: error },
+    );
+  }
 }
 
 /**
@@ -315,7 +351,7 @@ class DuckDBStore implements MemoryStore {
     try {
       // The file is attached to an in-memory instance because only ATTACH sets the row
       // group size (see ROW_GROUP_SIZE); every connection then makes it its default.
-      this.instance = await DuckDBInstance.create(':memory:', this.options.config);
+      this.instance = await createInstance(this.options.config);
       const connection = await this.instance.connect();
       await connection.run(`SET GLOBAL disabled_compression_methods = '${DISABLED_COMPRESSIONS}'`);
       await connection.run(`SET GLOBAL dynamic_or_filter_threshold = ${DYNAMIC_OR_FILTERS}`);
