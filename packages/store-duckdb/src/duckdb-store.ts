@@ -109,7 +109,7 @@ export interface DuckDBStoreOptions {
    * A setting DuckDB refuses fails `init()` with `INVALID_INPUT` naming it.
    */
   config?: Record<string, string>;
-  /** Most connections kept open for reads outside transactions (default 4). */
+  /** Most idle connections kept open for reads outside transactions (default 4; an integer ≥ 0). */
   maxReaders?: number;
   /**
    * The embedder's dimensions, to store embeddings in a fixed-size `FLOAT[n]`
@@ -146,6 +146,17 @@ export interface DuckDBStoreOptions {
   preloadSearchIndex?: boolean;
 }
 
+/** The keys of `DuckDBStoreOptions`: any other is `INVALID_INPUT`. */
+const STORE_OPTIONS: readonly string[] = [
+  'path',
+  'config',
+  'maxReaders',
+  'vectorDimensions',
+  'postingsRunSize',
+  'searchIndex',
+  'preloadSearchIndex',
+];
+
 /**
  * A `MemoryStore` on DuckDB. One process holds a database file for writing;
  * within it, transactions run one at a time on a single writer connection
@@ -156,6 +167,29 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   if (typeof options?.path !== 'string' || options.path.length === 0) {
     throw new MnemoError('INVALID_INPUT', 'path: a file path or ":memory:" is required', {
       details: { field: 'path' },
+    });
+  }
+  // A misspelt option was ignored (`searchindex: 'sql'` kept the index in memory).
+  for (const key of Object.keys(options)) {
+    if (!STORE_OPTIONS.includes(key)) {
+      throw new MnemoError('INVALID_INPUT', `${key}: is not a known option`, {
+        details: { field: key },
+      });
+    }
+  }
+  const config: unknown = options.config;
+  if (
+    config !== undefined &&
+    (typeof config !== 'object' || config === null || Array.isArray(config))
+  ) {
+    throw new MnemoError('INVALID_INPUT', 'config: must be an object of DuckDB settings', {
+      details: { field: 'config' },
+    });
+  }
+  const readers = options.maxReaders;
+  if (readers !== undefined && (!Number.isInteger(readers) || readers < 0)) {
+    throw new MnemoError('INVALID_INPUT', 'maxReaders: must be an integer ≥ 0', {
+      details: { field: 'maxReaders' },
     });
   }
   const dimensions = options.vectorDimensions;
