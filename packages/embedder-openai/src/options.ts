@@ -126,10 +126,32 @@ function safeURL(url: string, secrets: readonly string[]): string {
   return scrub(url, [...secrets, ...secrets.map(encodeURIComponent)]);
 }
 
+/** The keys of `OpenAIEmbedderOptions`: any other is `INVALID_INPUT`. */
+const OPTION_KEYS: readonly string[] = [
+  'baseURL',
+  'model',
+  'dimensions',
+  'sendDimensions',
+  'apiKey',
+  'maxBatchSize',
+  'timeoutMs',
+  'maxRetries',
+  'retryDelayMs',
+  'maxRetryDelayMs',
+  'headers',
+  'fetch',
+  'sleep',
+  'random',
+];
+
 /** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. */
 export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new MnemoError('INVALID_INPUT', 'options: baseURL, model and dimensions are required');
+  }
+  // A misspelt option was ignored (`apikey` sent every request without the key).
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) throw invalid(key, 'is not a known option');
   }
   if (typeof options.model !== 'string' || options.model.trim().length === 0) {
     throw invalid('model', 'a model name is required');

@@ -83,6 +83,16 @@ describe('createOpenAIEmbedder options', () => {
     expect(error.message).not.toMatch(/SECRET|a\nb/);
   });
 
+  it('rejects an option it does not know, naming it', () => {
+    // A misspelt option was ignored: with `apikey` every request went without the key.
+    const error = invalid({ ...valid, apikey: 'sk-SECRET' });
+    expect([error.code, error.message, error.details]).toEqual([
+      'INVALID_INPUT',
+      'options.apikey: is not a known option',
+      { field: 'apikey' },
+    ]);
+  });
+
   it('names the expected form of baseURL without echoing it', () => {
     expect(invalid({ ...valid, baseURL: 'http://u:sk-secret@example.test' }).message).toBe(
       'options.baseURL: must be an http(s) URL without credentials, such as http://127.0.0.1:11434',
