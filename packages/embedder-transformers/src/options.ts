@@ -77,10 +77,24 @@ function oneOf<T extends string>(
   return found;
 }
 
+/** The keys of `TransformersEmbedderOptions`: any other is `INVALID_INPUT`. */
+const OPTION_KEYS: readonly string[] = [
+  'modelPath',
+  'dimensions',
+  'pooling',
+  'normalize',
+  'maxBatchSize',
+  'dtype',
+];
+
 /** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. Does no I/O. */
 export function resolveOptions(options: TransformersEmbedderOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new MnemoError('INVALID_INPUT', 'options: modelPath is required');
+  }
+  // A misspelt option was ignored (`dimension: 384` checked nothing on load).
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) throw invalid(key, 'is not a known option');
   }
   if (typeof options.modelPath !== 'string' || options.modelPath.trim().length === 0) {
     throw invalid('modelPath', 'the path of a local model folder is required');

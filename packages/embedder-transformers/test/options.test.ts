@@ -103,6 +103,13 @@ describe('createTransformersEmbedder options', () => {
       'maxBatchSize',
     ],
     [
+      // A misspelt option was ignored: `dimension: 384` checked nothing on load.
+      'an option it does not know',
+      { ...valid, dimension: 384 },
+      'options.dimension: is not a known option',
+      'dimension',
+    ],
+    [
       'an unknown dtype',
       { ...valid, dtype: 'fp64' },
       'options.dtype: must be one of fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4',
