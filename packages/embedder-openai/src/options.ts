@@ -126,23 +126,25 @@ function safeURL(url: string, secrets: readonly string[]): string {
   return scrub(url, [...secrets, ...secrets.map(encodeURIComponent)]);
 }
 
-/** The keys of `OpenAIEmbedderOptions`: any other is `INVALID_INPUT`. */
-const OPTION_KEYS: readonly string[] = [
-  'baseURL',
-  'model',
-  'dimensions',
-  'sendDimensions',
-  'apiKey',
-  'maxBatchSize',
-  'timeoutMs',
-  'maxRetries',
-  'retryDelayMs',
-  'maxRetryDelayMs',
-  'headers',
-  'fetch',
-  'sleep',
-  'random',
-];
+/** The keys of `OpenAIEmbedderOptions`: any other is `INVALID_INPUT` (the type keeps the list complete). */
+const OPTION_KEYS: ReadonlySet<string> = new Set(
+  Object.keys({
+    baseURL: true,
+    model: true,
+    dimensions: true,
+    sendDimensions: true,
+    apiKey: true,
+    maxBatchSize: true,
+    timeoutMs: true,
+    maxRetries: true,
+    retryDelayMs: true,
+    maxRetryDelayMs: true,
+    headers: true,
+    fetch: true,
+    sleep: true,
+    random: true,
+  } satisfies Record<keyof OpenAIEmbedderOptions, true>),
+);
 
 /** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. */
 export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions {
@@ -151,7 +153,7 @@ export function resolveOptions(options: OpenAIEmbedderOptions): ResolvedOptions 
   }
   // A misspelt option was ignored (`apikey` sent every request without the key).
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.includes(key)) throw invalid(key, 'is not a known option');
+    if (!OPTION_KEYS.has(key)) throw invalid(key, 'is not a known option');
   }
   if (typeof options.model !== 'string' || options.model.trim().length === 0) {
     throw invalid('model', 'a model name is required');

@@ -77,15 +77,17 @@ function oneOf<T extends string>(
   return found;
 }
 
-/** The keys of `TransformersEmbedderOptions`: any other is `INVALID_INPUT`. */
-const OPTION_KEYS: readonly string[] = [
-  'modelPath',
-  'dimensions',
-  'pooling',
-  'normalize',
-  'maxBatchSize',
-  'dtype',
-];
+/** The keys of `TransformersEmbedderOptions`: any other is `INVALID_INPUT` (the type keeps the list complete). */
+const OPTION_KEYS: ReadonlySet<string> = new Set(
+  Object.keys({
+    modelPath: true,
+    dimensions: true,
+    pooling: true,
+    normalize: true,
+    maxBatchSize: true,
+    dtype: true,
+  } satisfies Record<keyof TransformersEmbedderOptions, true>),
+);
 
 /** Validates the options (`INVALID_INPUT` naming the field) and applies the defaults. Does no I/O. */
 export function resolveOptions(options: TransformersEmbedderOptions): ResolvedOptions {
@@ -94,7 +96,7 @@ export function resolveOptions(options: TransformersEmbedderOptions): ResolvedOp
   }
   // A misspelt option was ignored (`dimension: 384` checked nothing on load).
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.includes(key)) throw invalid(key, 'is not a known option');
+    if (!OPTION_KEYS.has(key)) throw invalid(key, 'is not a known option');
   }
   if (typeof options.modelPath !== 'string' || options.modelPath.trim().length === 0) {
     throw invalid('modelPath', 'the path of a local model folder is required');

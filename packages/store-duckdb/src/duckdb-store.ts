@@ -146,16 +146,18 @@ export interface DuckDBStoreOptions {
   preloadSearchIndex?: boolean;
 }
 
-/** The keys of `DuckDBStoreOptions`: any other is `INVALID_INPUT`. */
-const STORE_OPTIONS: readonly string[] = [
-  'path',
-  'config',
-  'maxReaders',
-  'vectorDimensions',
-  'postingsRunSize',
-  'searchIndex',
-  'preloadSearchIndex',
-];
+/** The keys of `DuckDBStoreOptions`: any other is `INVALID_INPUT` (the type keeps the list complete). */
+const STORE_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({
+    path: true,
+    config: true,
+    maxReaders: true,
+    vectorDimensions: true,
+    postingsRunSize: true,
+    searchIndex: true,
+    preloadSearchIndex: true,
+  } satisfies Record<keyof DuckDBStoreOptions, true>),
+);
 
 /**
  * A `MemoryStore` on DuckDB. One process holds a database file for writing;
@@ -171,7 +173,7 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   }
   // A misspelt option was ignored (`searchindex: 'sql'` kept the index in memory).
   for (const key of Object.keys(options)) {
-    if (!STORE_OPTIONS.includes(key)) {
+    if (!STORE_OPTIONS.has(key)) {
       throw new MnemoError('INVALID_INPUT', `${key}: is not a known option`, {
         details: { field: key },
       });

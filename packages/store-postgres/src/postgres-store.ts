@@ -105,20 +105,22 @@ const MAX_ATTEMPTS = 3;
 // Lowercase identifiers; `pg_` names are reserved by PostgreSQL.
 const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
 
-/** The keys of `PostgresStoreOptions`: any other is `INVALID_INPUT`. */
-const STORE_OPTIONS: readonly string[] = [
-  'pool',
-  'connectionString',
-  'schema',
-  'vector',
-  'vectorDimensions',
-  'prepareStatements',
-  'createSchema',
-  'vectorIndex',
-  'statementTimeoutMs',
-  'connectionTimeoutMs',
-  'maxConnections',
-];
+/** The keys of `PostgresStoreOptions`: any other is `INVALID_INPUT` (the type keeps the list complete). */
+const STORE_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({
+    pool: true,
+    connectionString: true,
+    schema: true,
+    vector: true,
+    vectorDimensions: true,
+    prepareStatements: true,
+    createSchema: true,
+    vectorIndex: true,
+    statementTimeoutMs: true,
+    connectionTimeoutMs: true,
+    maxConnections: true,
+  } satisfies Record<keyof PostgresStoreSettings | 'pool' | 'connectionString', true>),
+);
 
 function invalid(field: string, message: string): MnemoError {
   return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
@@ -135,7 +137,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
     throw invalid('options', 'must be an object');
   // A misspelt option was ignored (`schame: 'x'` put the tables in `mnemo`).
   for (const key of Object.keys(options)) {
-    if (!STORE_OPTIONS.includes(key)) throw invalid(key, 'is not a known option');
+    if (!STORE_OPTIONS.has(key)) throw invalid(key, 'is not a known option');
   }
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw invalid('options', 'give exactly one of pool or connectionString');
