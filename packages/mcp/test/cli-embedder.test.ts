@@ -302,6 +302,18 @@ describe('mnemo --embedder (the built binary)', () => {
         ],
         "--embedding-dimensions must be an integer of at least 1, got '0'",
       ],
+      [
+        // The embedder refuses credentials in its URL; the flag is named, the password is not.
+        [
+          '--embedder',
+          'openai:http://user:hunter2-secret@127.0.0.1:1',
+          '--embedding-model',
+          'm',
+          '--embedding-dimensions',
+          '8',
+        ],
+        '--embedder openai:<url> must not hold a user or password; put the API key in the environment variable MNEMO_EMBEDDER_API_KEY',
+      ],
       [['--embedder', 'transformers:'], '--embedder transformers:<folder> needs the model folder'],
       [
         ['--embedder', 'transformers:./m', '--embedding-model', 'm'],

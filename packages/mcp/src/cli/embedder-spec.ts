@@ -53,13 +53,19 @@ export function parseEmbedderSpec(values: {
     if (rest === '') {
       throw new UsageError(`--embedder openai:<url> needs the server URL, e.g. ${EXAMPLE_URL}`);
     }
-    let protocol = '';
+    let url: URL | undefined;
     try {
-      protocol = new URL(rest).protocol;
+      url = new URL(rest);
     } catch {}
-    if (protocol !== 'http:' && protocol !== 'https:') {
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
       throw new UsageError(
         `--embedder openai:<url> needs an http:// or https:// URL, e.g. ${EXAMPLE_URL}`,
+      );
+    }
+    // The embedder refuses these too, but in its own terms (options.baseURL).
+    if (url.username !== '' || url.password !== '') {
+      throw new UsageError(
+        `--embedder openai:<url> must not hold a user or password; put the API key in the environment variable ${API_KEY_VARIABLE}`,
       );
     }
     if (model === undefined || model.trim() === '') {
