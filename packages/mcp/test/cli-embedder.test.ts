@@ -300,7 +300,19 @@ describe('mnemo --embedder (the built binary)', () => {
           '--embedding-dimensions',
           '0',
         ],
-        "--embedding-dimensions must be an integer of at least 1, got '0'",
+        "--embedding-dimensions must be an integer from 1 to 9007199254740991, got '0'",
+      ],
+      [
+        // Number() reads 1e20 as an integer; the embedders take safe integers only.
+        [
+          '--embedder',
+          'openai:http://127.0.0.1:1',
+          '--embedding-model',
+          'm',
+          '--embedding-dimensions',
+          '1e20',
+        ],
+        "--embedding-dimensions must be an integer from 1 to 9007199254740991, got '1e20'",
       ],
       [
         // The embedder refuses credentials in its URL; the flag is named, the password is not.

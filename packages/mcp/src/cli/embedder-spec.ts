@@ -38,6 +38,8 @@ export function parseEmbedderSpec(values: {
   const model = values['embedding-model'];
   const dimensions = parseNumber('embedding-dimensions', values['embedding-dimensions'], {
     min: 1,
+    // As the embedders check: a larger whole number is not exact as a JavaScript number.
+    max: Number.MAX_SAFE_INTEGER,
     integer: true,
   });
   if (text === undefined) {
