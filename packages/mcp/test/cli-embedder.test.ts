@@ -269,6 +269,56 @@ describe('mnemo --embedder (the built binary)', () => {
     );
   });
 
+  it('keeps a key in the URL path out of an embedder failure, on stderr and in a tool error', async () => {
+    const refusing = createServer((_request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: 'invalid key' } }));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise<void>((resolve) => refusing.close(() => resolve())));
+    const origin = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    // As some gateways take it: the key in the path, none in MNEMO_EMBEDDER_API_KEY.
+    const embedder = [
+      '--embedder',
+      `openai:${origin}/api/sk-path-key-0123456789`,
+      '--embedding-model',
+      'm',
+      '--embedding-dimensions',
+      '4',
+    ];
+    const message = `EMBEDDER_FAILED: embeddings request to ${origin}/api/[redacted]/v1/embeddings failed with HTTP 401: invalid key`;
+    const store = `duckdb:${join(tempDir(), 'gateway.duckdb')}`;
+    const failed = await mnemoAsync([
+      'remember',
+      'x',
+      '--agent',
+      'a',
+      '--store',
+      store,
+      ...embedder,
+    ]);
+    expect({ code: failed.code, stderr: failed.stderr }).toEqual({
+      code: 1,
+      stderr: `mnemo: ${message}\n`,
+    });
+
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--agent', 'a', '--store', store, ...embedder],
+      cwd: tempDir(),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'mnemo-embedder-test', version: '1.0.0' });
+    await client.connect(transport);
+    onCleanup(() => client.close());
+    const result = await client.callTool({ name: 'mnemo.remember', arguments: { content: 'x' } });
+    expect(result.isError).toBe(true);
+    const [, code, text] = /^(\w+): (.*)$/.exec(message) as string[];
+    expect(JSON.parse((result.content as { text: string }[])[0]?.text as string)).toEqual({
+      error: { code, message: text },
+    });
+  });
+
   it('refuses incomplete or misplaced embedder options before opening the store', () => {
     const cases: [string[], string][] = [
       [

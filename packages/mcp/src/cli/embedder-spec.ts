@@ -1,4 +1,4 @@
-import type { Embedder } from '@mnemo/core';
+import { type Embedder, MnemoError } from '@mnemo/core';
 import { parseNumber } from './args.js';
 import { CliFailure, UsageError } from './usage-error.js';
 
@@ -129,7 +129,7 @@ export async function openEmbedder(
       dimensions: spec.dimensions,
       ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
     });
-    return { embedder, close: async () => {} };
+    return { embedder: redacting(embedder, pathSecrets(spec.baseURL)), close: async () => {} };
   }
   let module: typeof import('@mnemo/embedder-transformers');
   try {
@@ -154,4 +154,58 @@ export async function openEmbedder(
     throw error;
   }
   return { embedder, close: () => embedder.close() };
+}
+
+/**
+ * What of the URL's path may be a key (some gateways take theirs there): its segments of
+ * 8 characters or more, as written and decoded; shorter ones (`api`, `v1`) are not secrets,
+ * the rule `@mnemo/embedder-openai` has for header values. It hides the key it is given,
+ * but the CLI gives none for a key in the path.
+ */
+function pathSecrets(baseURL: string): string[] {
+  const secrets = new Set<string>();
+  for (const segment of new URL(baseURL.trim()).pathname.split('/')) {
+    if (segment.length < 8) continue;
+    secrets.add(segment);
+    try {
+      secrets.add(decodeURIComponent(segment));
+    } catch {}
+  }
+  return [...secrets].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `embedder`, its failures with `secrets` shown as `[redacted]`: the CLI prints their
+ * messages, and `mnemo serve` sends them to its clients. Their cause is left out (it may
+ * quote the URL; neither reads it).
+ */
+function redacting(embedder: Embedder, secrets: readonly string[]): Embedder {
+  if (secrets.length === 0) return embedder;
+  const scrub = (text: string) =>
+    secrets.reduce((scrubbed, secret) => scrubbed.split(secret).join('[redacted]'), text);
+  return {
+    dimensions: embedder.dimensions,
+    semantic: embedder.semantic,
+    maxBatchSize: embedder.maxBatchSize,
+    async embed(texts) {
+      try {
+        return await embedder.embed(texts);
+      } catch (error) {
+        const {
+          cause: _cause,
+          url,
+          ...details
+        } = MnemoError.isInstance(error) ? error.details : {};
+        throw new MnemoError(
+          MnemoError.isInstance(error) ? error.code : 'EMBEDDER_FAILED',
+          scrub(
+            MnemoError.isInstance(error)
+              ? error.message
+              : `embedder failed: ${(error as Error)?.message ?? String(error)}`,
+          ),
+          { details: { ...details, ...(typeof url === 'string' ? { url: scrub(url) } : {}) } },
+        );
+      }
+    },
+  };
 }
