@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -316,6 +317,34 @@ describe('mnemo --embedder (the built binary)', () => {
     const [, code, text] = /^(\w+): (.*)$/.exec(message) as string[];
     expect(JSON.parse((result.content as { text: string }[])[0]?.text as string)).toEqual({
       error: { code, message: text },
+    });
+  });
+
+  it('names MNEMO_EMBEDDER_API_KEY when the key cannot be sent, and opens no store', async () => {
+    const dir = tempDir();
+    // A key read from a file saved with CRLF keeps its carriage return.
+    const result = await mnemoAsync(
+      [
+        'remember',
+        'x',
+        '--agent',
+        'a',
+        '--store',
+        `duckdb:${join(dir, 'key.duckdb')}`,
+        '--embedder',
+        'openai:http://127.0.0.1:1',
+        '--embedding-model',
+        'm',
+        '--embedding-dimensions',
+        '4',
+      ],
+      { env: { MNEMO_EMBEDDER_API_KEY: 'sk-cli-test-key\r' } },
+    );
+    expect({ code: result.code, stderr: result.stderr, files: readdirSync(dir) }).toEqual({
+      code: 2,
+      stderr:
+        'mnemo: INVALID_INPUT: the environment variable MNEMO_EMBEDDER_API_KEY is not a valid header value (a control character?)\n',
+      files: [],
     });
   });
 

@@ -123,12 +123,26 @@ export async function openEmbedder(
   if (spec.kind === 'openai') {
     const { createOpenAIEmbedder } = await import('@mnemo/embedder-openai');
     const apiKey = env[API_KEY_VARIABLE];
-    const embedder = createOpenAIEmbedder({
-      baseURL: spec.baseURL,
-      model: spec.model,
-      dimensions: spec.dimensions,
-      ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
-    });
+    let embedder: Embedder;
+    try {
+      embedder = createOpenAIEmbedder({
+        baseURL: spec.baseURL,
+        model: spec.model,
+        dimensions: spec.dimensions,
+        ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
+      });
+    } catch (error) {
+      // The other options are checked while parsing; the key is named as the user set it.
+      const prefix = 'options.apiKey: ';
+      if (!MnemoError.hasCode(error, 'INVALID_INPUT') || !error.message.startsWith(prefix)) {
+        throw error;
+      }
+      throw new MnemoError(
+        'INVALID_INPUT',
+        `the environment variable ${API_KEY_VARIABLE} ${error.message.slice(prefix.length)}`,
+        { details: { field: API_KEY_VARIABLE } },
+      );
+    }
     return { embedder: redacting(embedder, pathSecrets(spec.baseURL)), close: async () => {} };
   }
   let module: typeof import('@mnemo/embedder-transformers');
