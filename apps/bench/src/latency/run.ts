@@ -2,15 +2,14 @@ import { performance } from 'node:perf_hooks';
 import { createEngine, type MemoryType, type RecallInput } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import { Bm25Index } from '../recall/baseline-bm25.js';
-import { errorMessage } from '../shared/errors.js';
 import { type MachineInfo, machineInfo } from '../shared/machine.js';
 import { percentile } from '../shared/stats.js';
 import {
   countRecords,
   createFreshStore,
-  onSignals,
   postgresVersion,
   type StoreTarget,
+  usingStore,
 } from '../shared/stores.js';
 import { loadWorkload, makeTexts, spread, type Workload } from '../shared/workload.js';
 
@@ -133,12 +132,8 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   const fresh = await createFreshStore(options.store, DIMENSIONS);
   const embedder = createHashEmbedder({ dimensions: DIMENSIONS });
   let engine = createEngine({ store: fresh.store, embedder });
-  const cleanup = async () => {
-    await engine.close().catch(() => undefined);
-    await fresh.dispose().catch(() => undefined);
-  };
-  const stopOnSignal = onSignals(cleanup);
-  try {
+  const held = { close: () => engine.close(), dispose: () => fresh.dispose() };
+  return usingStore<LatencyBenchResult>(held, progress, async () => {
     await engine.init();
     const loader = engine.as(AGENT);
     const l0 = performance.now();
@@ -201,9 +196,6 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
         `[${lane}] ${times.length} recalls: p50 ${strategies[lane].p50Ms.toFixed(2)} ms, p95 ${strategies[lane].p95Ms.toFixed(2)} ms (first recall ${firstMs.toFixed(0)} ms)`,
       );
     }
-    await engine.close();
-    await fresh.dispose();
-    stopOnSignal();
     return {
       bench: 'latency',
       store: options.store.kind,
@@ -217,11 +209,5 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
       machine: machineInfo(),
       data: workload.data,
     };
-  } catch (error) {
-    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
-    await engine.close().catch(warn);
-    await fresh.dispose().catch(warn);
-    stopOnSignal();
-    throw error;
-  }
+  });
 }

@@ -19,9 +19,9 @@ import { percentile } from '../shared/stats.js';
 import {
   countRecords,
   createFreshStore,
-  onSignals,
   postgresVersion,
   type StoreTarget,
+  usingStore,
 } from '../shared/stores.js';
 import { MAX_TOKENS, MIN_TOKENS, makePlanWorkload, VOCABULARY } from './workload.js';
 
@@ -178,12 +178,8 @@ export async function runPlansBench(options: PlansBenchOptions): Promise<PlansBe
 
   const fresh = await createFreshStore(options.store, DIMENSIONS);
   const engine = withExperienceMemory(createEngine({ store: fresh.store }));
-  const cleanup = async () => {
-    await engine.close().catch(() => undefined);
-    await fresh.dispose().catch(() => undefined);
-  };
-  const stopOnSignal = onSignals(cleanup);
-  try {
+  const held = { close: () => engine.close(), dispose: () => fresh.dispose() };
+  return usingStore<PlansBenchResult>(held, progress, async () => {
     await engine.init();
     const handle = engine.as(AGENT);
 
@@ -295,7 +291,5 @@ export async function runPlansBench(options: PlansBenchOptions): Promise<PlansBe
       totalMs: performance.now() - started,
       machine: machineInfo(),
     };
-  } finally {
-    await cleanup().finally(stopOnSignal);
-  }
+  });
 }

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createEngine, type Embedder, type Engine, noopEmbedder } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
-import { errorMessage } from '../shared/errors.js';
 import {
   type DataFileInfo,
   dataFileInfo,
@@ -9,7 +8,7 @@ import {
   machineInfo,
 } from '../shared/machine.js';
 import { median, percentile } from '../shared/stats.js';
-import { onSignals } from '../shared/stores.js';
+import { usingStore } from '../shared/stores.js';
 import { Bm25Index } from './baseline-bm25.js';
 import { ingestConversation } from './ingest.js';
 import { type Conversation, type LoadStats, loadLocomoFile } from './loader.js';
@@ -116,11 +115,8 @@ export async function runRecallBench(options: RecallBenchOptions): Promise<Recal
   const embedder = makeEmbedder(options.embedder);
   const runStore = await createRunStore(options.store, embedder.dimensions);
   const engine = createEngine({ store: runStore.store, embedder });
-  const stopOnSignal = onSignals(async () => {
-    await engine.close().catch(() => undefined);
-    await runStore.dispose().catch(() => undefined);
-  });
-  const measure = async (): Promise<RecallBenchResult> => {
+  const held = { close: () => engine.close(), dispose: () => runStore.dispose() };
+  return usingStore(held, progress, async (): Promise<RecallBenchResult> => {
     await engine.init();
     progress(
       `store: ${options.store.kind} (${runStore.location}), strategy ${options.strategy}, embedder ${options.embedder}`,
@@ -227,24 +223,7 @@ export async function runRecallBench(options: RecallBenchOptions): Promise<Recal
       machine: machineInfo(),
       data: { ...data, conversationsUsed: conversations.length, conversationsInFile: all.length },
     };
-  };
-
-  let result: RecallBenchResult;
-  try {
-    result = await measure();
-  } catch (error) {
-    // A store that cannot be closed or removed after a failure must not hide the failure.
-    const warn = (cleanupError: unknown) =>
-      progress(`warning: cleaning up the store failed too: ${errorMessage(cleanupError)}`);
-    await engine.close().catch(warn);
-    await runStore.dispose().catch(warn);
-    stopOnSignal();
-    throw error;
-  }
-  await engine.close();
-  await runStore.dispose();
-  stopOnSignal();
-  return result;
+  });
 }
 
 /** The BM25 baseline's scores for every question, in the order of the questions. */

@@ -1,14 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { createEngine, type Embedder, type MemoryHandle, type RememberResult } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
-import { errorMessage } from '../shared/errors.js';
 import { type MachineInfo, machineInfo } from '../shared/machine.js';
 import {
   countRecords,
   createFreshStore,
-  onSignals,
   postgresVersion,
   type StoreTarget,
+  usingStore,
 } from '../shared/stores.js';
 import { loadWorkload, makeTexts, type Workload } from '../shared/workload.js';
 import { type RawFigures, runRawBaselines } from './raw.js';
@@ -172,37 +171,27 @@ async function inFreshEngine(
     store: fresh.store,
     embedder: delayedEmbedder(createHashEmbedder({ dimensions: DIMENSIONS }), embedLatencyMs),
   });
-  const cleanup = async () => {
-    await engine.close().catch(() => undefined);
-    await fresh.dispose().catch(() => undefined);
-  };
-  const stopOnSignal = onSignals(cleanup);
-  try {
-    await engine.init();
-    const { ms, results } = await write(engine.as(AGENT), () => fresh.store.auditHeads());
-    const ids = new Set(results.map((r) => r.id));
-    const deduplicated = results.filter((r) => r.deduplicated).length;
-    if (deduplicated > 0 || ids.size !== results.length) {
-      throw new Error(`${mode}: ${deduplicated} of ${results.length} writes were deduplicated`);
-    }
-    const stored = await countRecords(fresh.store);
-    if (stored !== results.length) {
-      throw new Error(`${mode}: wrote ${results.length} records but the store holds ${stored}`);
-    }
-    progress(
-      `[${mode}] ${results.length} records in ${ms.toFixed(0)} ms (${perSec(results.length, ms).toFixed(0)}/s); store holds ${stored}`,
-    );
-    await engine.close();
-    await fresh.dispose();
-    stopOnSignal();
-    return { records: results.length, ms };
-  } catch (error) {
-    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
-    await engine.close().catch(warn);
-    await fresh.dispose().catch(warn);
-    stopOnSignal();
-    throw error;
-  }
+  return usingStore(
+    { close: () => engine.close(), dispose: () => fresh.dispose() },
+    progress,
+    async () => {
+      await engine.init();
+      const { ms, results } = await write(engine.as(AGENT), () => fresh.store.auditHeads());
+      const ids = new Set(results.map((r) => r.id));
+      const deduplicated = results.filter((r) => r.deduplicated).length;
+      if (deduplicated > 0 || ids.size !== results.length) {
+        throw new Error(`${mode}: ${deduplicated} of ${results.length} writes were deduplicated`);
+      }
+      const stored = await countRecords(fresh.store);
+      if (stored !== results.length) {
+        throw new Error(`${mode}: wrote ${results.length} records but the store holds ${stored}`);
+      }
+      progress(
+        `[${mode}] ${results.length} records in ${ms.toFixed(0)} ms (${perSec(results.length, ms).toFixed(0)}/s); store holds ${stored}`,
+      );
+      return { records: results.length, ms };
+    },
+  );
 }
 
 /** `embedder`, answering each call `ms` later (as a model server would); itself when `ms` is 0. */

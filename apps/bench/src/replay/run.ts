@@ -14,7 +14,6 @@ import {
   type SignatureStrategy,
   signatureTokens,
 } from '@mnemo/experience';
-import { errorMessage } from '../shared/errors.js';
 import {
   type DataFileInfo,
   dataFileInfo,
@@ -24,9 +23,9 @@ import {
 import { median, percentile } from '../shared/stats.js';
 import {
   createFreshStore,
-  onSignals,
   postgresVersion,
   type StoreTarget,
+  usingStore,
 } from '../shared/stores.js';
 import { type LabelledUtterance, loadClincFile } from './loader.js';
 import { recommend, THRESHOLDS, type ThresholdRow, thresholdRow } from './metrics.js';
@@ -116,12 +115,8 @@ export async function runReplayBench(options: ReplayBenchOptions): Promise<Repla
     // Replays are read-only here; their audit events would only add a write per query.
     readAuditing: false,
   });
-  const cleanup = async () => {
-    await engine.close().catch(() => undefined);
-    await fresh.dispose().catch(() => undefined);
-  };
-  const stopOnSignal = onSignals(cleanup);
-  try {
+  const held = { close: () => engine.close(), dispose: () => fresh.dispose() };
+  const { written, queries, stored, scan, asked } = await usingStore(held, progress, async () => {
     await engine.init();
     const agent = engine.as(AGENT);
     const written = await writePlans(agent, data.train, progress);
@@ -136,92 +131,84 @@ export async function runReplayBench(options: ReplayBenchOptions): Promise<Repla
       stored,
     );
     const asked = await askQueries(agent, queries, options.sample, progress);
-    await engine.close();
-    await fresh.dispose();
-    stopOnSignal();
+    return { written, queries, stored, scan, asked };
+  });
 
-    const lowest = THRESHOLDS[0] as number;
-    let mismatches = 0;
-    for (const { index, id, similarity } of asked.answers) {
-      const expected = scan[index] as BruteForceAnswer;
-      const reachable = expected.similarity >= lowest;
-      if (
-        (reachable ? expected.id : null) !== id ||
-        (reachable ? expected.similarity : null) !== similarity
-      ) {
-        mismatches += 1;
-      }
+  const lowest = THRESHOLDS[0] as number;
+  let mismatches = 0;
+  for (const { index, id, similarity } of asked.answers) {
+    const expected = scan[index] as BruteForceAnswer;
+    const reachable = expected.similarity >= lowest;
+    if (
+      (reachable ? expected.id : null) !== id ||
+      (reachable ? expected.similarity : null) !== similarity
+    ) {
+      mismatches += 1;
     }
-    if (mismatches > 0) {
-      progress(`warning: ${mismatches} recallPlan answers differ from the exact scan`);
-    }
-    const outcomes = scan.map((answer, i) => ({
-      label: queries[i]?.inScope ? (queries[i]?.label ?? null) : null,
-      similarity: answer.similarity >= lowest ? answer.similarity : null,
-      planLabel: answer.label,
-    }));
-    const rows = THRESHOLDS.map((t) => thresholdRow(outcomes, t));
-    // Every train line, as a plain Jaccard-over-default-signatures cache would hold them.
-    const everyLine = data.train.map(({ utterance, label }, i) => ({
-      id: String(i),
-      label,
-      tokens: signatureTokens(utterance, 'default'),
-    }));
-    const baselineOutcomes = bruteForce(
-      queries.map((q) => q.utterance),
-      'default',
-      everyLine,
-    ).map((answer, i) => ({
-      label: outcomes[i]?.label ?? null,
-      similarity: answer.similarity > 0 ? answer.similarity : null,
-      planLabel: answer.label,
-    }));
-    const baselineRows = THRESHOLDS.map((t) => thresholdRow(baselineOutcomes, t));
-    return {
-      bench: 'replay',
-      signature: options.signature,
-      store: options.store.kind,
-      queries: queries.length,
-      inScopeQueries: data.test.length,
-      oosQueries: data.oosTest.length,
-      plans: {
-        train: data.train.length,
-        stored: stored.length,
-        deduplicated: written.deduplicated,
-        emptySignature: written.emptySignature,
-      },
-      rows,
-      recommended: recommend(rows),
-      baseline: {
-        atDefault: thresholdRow(baselineOutcomes, BASELINE_THRESHOLD),
-        recommended: recommend(baselineRows),
-        rows: baselineRows,
-      },
-      exactness: { checked: asked.answers.length, mismatches, sample: options.sample },
-      timing: {
-        rememberMs: written.ms,
-        plansPerSec: written.ms > 0 ? (data.train.length * 1000) / written.ms : 0,
-        recallMs: asked.ms,
-        recallP50Ms: asked.latencies.length === 0 ? 0 : median(asked.latencies),
-        recallP95Ms: asked.latencies.length === 0 ? 0 : percentile(asked.latencies, 95),
-      },
-      storeInfo,
-      totalMs: performance.now() - started,
-      machine: machineInfo(),
-      data: {
-        ...info,
-        train: data.train.length,
-        test: data.test.length,
-        oosTest: data.oosTest.length,
-      },
-    };
-  } catch (error) {
-    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
-    await engine.close().catch(warn);
-    await fresh.dispose().catch(warn);
-    stopOnSignal();
-    throw error;
   }
+  if (mismatches > 0) {
+    progress(`warning: ${mismatches} recallPlan answers differ from the exact scan`);
+  }
+  const outcomes = scan.map((answer, i) => ({
+    label: queries[i]?.inScope ? (queries[i]?.label ?? null) : null,
+    similarity: answer.similarity >= lowest ? answer.similarity : null,
+    planLabel: answer.label,
+  }));
+  const rows = THRESHOLDS.map((t) => thresholdRow(outcomes, t));
+  // Every train line, as a plain Jaccard-over-default-signatures cache would hold them.
+  const everyLine = data.train.map(({ utterance, label }, i) => ({
+    id: String(i),
+    label,
+    tokens: signatureTokens(utterance, 'default'),
+  }));
+  const baselineOutcomes = bruteForce(
+    queries.map((q) => q.utterance),
+    'default',
+    everyLine,
+  ).map((answer, i) => ({
+    label: outcomes[i]?.label ?? null,
+    similarity: answer.similarity > 0 ? answer.similarity : null,
+    planLabel: answer.label,
+  }));
+  const baselineRows = THRESHOLDS.map((t) => thresholdRow(baselineOutcomes, t));
+  return {
+    bench: 'replay',
+    signature: options.signature,
+    store: options.store.kind,
+    queries: queries.length,
+    inScopeQueries: data.test.length,
+    oosQueries: data.oosTest.length,
+    plans: {
+      train: data.train.length,
+      stored: stored.length,
+      deduplicated: written.deduplicated,
+      emptySignature: written.emptySignature,
+    },
+    rows,
+    recommended: recommend(rows),
+    baseline: {
+      atDefault: thresholdRow(baselineOutcomes, BASELINE_THRESHOLD),
+      recommended: recommend(baselineRows),
+      rows: baselineRows,
+    },
+    exactness: { checked: asked.answers.length, mismatches, sample: options.sample },
+    timing: {
+      rememberMs: written.ms,
+      plansPerSec: written.ms > 0 ? (data.train.length * 1000) / written.ms : 0,
+      recallMs: asked.ms,
+      recallP50Ms: asked.latencies.length === 0 ? 0 : median(asked.latencies),
+      recallP95Ms: asked.latencies.length === 0 ? 0 : percentile(asked.latencies, 95),
+    },
+    storeInfo,
+    totalMs: performance.now() - started,
+    machine: machineInfo(),
+    data: {
+      ...info,
+      train: data.train.length,
+      test: data.test.length,
+      oosTest: data.oosTest.length,
+    },
+  };
 }
 
 async function writePlans(

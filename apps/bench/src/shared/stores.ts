@@ -7,7 +7,7 @@ import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { createPostgresStore } from '@mnemo/store-postgres';
 import pg from 'pg';
 import { type FlagValues, oneOf, stringFlag } from './args.js';
-import { UsageError } from './errors.js';
+import { errorMessage, UsageError } from './errors.js';
 
 /** `--store duckdb` (a temp file) or `--store postgres --pg-url <url>` (a new schema). */
 export type StoreTarget = { kind: 'duckdb' } | { kind: 'postgres'; url: string };
@@ -180,4 +180,44 @@ export function onSignals(cleanup: () => Promise<void>): () => void {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };
+}
+
+/** What a benchmark holds on a store: what uses it (an engine), and the store itself. */
+export interface StoreInUse {
+  /** Closes what uses the store (the engine). */
+  close(): Promise<void>;
+  /** Removes the store (see `FreshStore.dispose`). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Runs `body`, then closes and removes the store, whatever happens: after
+ * success (a cleanup that fails fails the run), after a failure (cleanup
+ * failures are reported through `progress`, since they must not hide the
+ * failure, which is thrown), and on SIGINT / SIGTERM (`onSignals`). `close`
+ * and `dispose` must be idempotent.
+ */
+export async function usingStore<T>(
+  held: StoreInUse,
+  progress: (line: string) => void,
+  body: () => Promise<T>,
+): Promise<T> {
+  const stopOnSignal = onSignals(async () => {
+    await held.close().catch(() => undefined);
+    await held.dispose().catch(() => undefined);
+  });
+  try {
+    const result = await body();
+    await held.close();
+    await held.dispose();
+    return result;
+  } catch (error) {
+    // Both again (they are idempotent): a close that failed after the body still removes the store.
+    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
+    await held.close().catch(warn);
+    await held.dispose().catch(warn);
+    throw error;
+  } finally {
+    stopOnSignal();
+  }
 }
