@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { type Engine, MnemoError } from '@mnemo/core';
+import { DEFAULT_LIMITS, type Engine, MnemoError } from '@mnemo/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
 import type { TokenRegistry } from './token-config.js';
@@ -19,7 +19,21 @@ export interface HttpServerOptions {
   allowRemote?: boolean;
   /** See `McpServerOptions.onInternalError`; also receives transport failures. */
   onInternalError?: McpServerOptions['onInternalError'];
+  /**
+   * The largest request body, in bytes, taken; a larger one is answered 413 unread.
+   * Default `MAX_REQUEST_BYTES`. Raise it with an engine whose `limits` are raised.
+   */
+  maxRequestBytes?: number;
 }
+
+/**
+ * The default largest request body: what a `mnemo.remember` at the default limits can
+ * take as JSON, since a client may write each byte of content or metadata as a six-byte
+ * escape (`\u0001`; ASCII control characters are content too), plus 1 MiB for its other
+ * fields and the envelope. 7.4 MiB; the SDK's own default, 4 MiB, refused some remembers.
+ */
+export const MAX_REQUEST_BYTES =
+  6 * (DEFAULT_LIMITS.maxContentBytes + DEFAULT_LIMITS.maxMetadataBytes) + 1024 * 1024;
 
 export interface RunningHttpServer {
   /** The endpoint, e.g. `http://127.0.0.1:43117/mcp`. */
@@ -71,6 +85,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       details: { field: 'port' },
     });
   }
+  const maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
+    throw new MnemoError('INVALID_INPUT', 'maxRequestBytes: must be a whole number ≥ 1', {
+      details: { field: 'maxRequestBytes' },
+    });
+  }
   const { engine, tokens, onInternalError } = options;
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -105,6 +125,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
+      maxRequestBodySize: maxRequestBytes,
     });
     response.on('close', () => {
       void transport.close();

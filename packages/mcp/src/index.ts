@@ -2,6 +2,7 @@ export {
   CLOSE_GRACE_MS,
   type HttpServerOptions,
   isLoopbackHost,
+  MAX_REQUEST_BYTES,
   type RunningHttpServer,
   startHttpServer,
 } from './http-server.js';

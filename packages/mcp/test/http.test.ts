@@ -11,7 +11,13 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it, vi } from 'vitest';
-import { CORE_TOOLS, parseTokenConfig, startHttpServer, type TokenRegistry } from '../src/index.js';
+import {
+  CORE_TOOLS,
+  MAX_REQUEST_BYTES,
+  parseTokenConfig,
+  startHttpServer,
+  type TokenRegistry,
+} from '../src/index.js';
 import {
   call,
   INITIALIZE_REQUEST,
@@ -102,6 +108,24 @@ describe('the Streamable HTTP transport', () => {
     expect((await call(client, 'mnemo.forget', { ids: ['nope'] })).body).toEqual({
       error: { code: 'NOT_FOUND', message: 'no record nope visible to the caller' },
     });
+  });
+
+  it('takes the largest remember a client can send: 1 MiB of control characters, 6 MiB of JSON', async () => {
+    const { engine, server } = await start();
+    const client = await connectHttp(server.url, TOKEN_A);
+    // JSON writes each of these characters as \u0001: six bytes for one.
+    const content = '\u0001'.repeat(1024 * 1024);
+    const stored = await ok(client, 'mnemo.remember', { content });
+    const [record] = await engine.as('agent-a').getMany([stored.id as string]);
+    expect(record?.content).toBe(content);
+    // Past that, the transport refuses the body unread.
+    const tooLarge = await raw(server.url, {
+      headers: {
+        authorization: `Bearer ${TOKEN_A}`,
+        'content-length': String(MAX_REQUEST_BYTES + 1),
+      },
+    });
+    expect(tooLarge.status).toBe(413);
   });
 
   it('maps two tokens to two agents that cannot see each other’s private records', async () => {
@@ -258,6 +282,23 @@ describe('the Streamable HTTP transport', () => {
       { jsonrpc: '2.0', error: { code: -32000, message: 'internal error' }, id: null },
     ]);
     expect(onInternalError).toHaveBeenCalledExactlyOnceWith(failure, 'http');
+  });
+
+  it('refuses a maxRequestBytes that is not a whole number ≥ 1 with INVALID_INPUT', async () => {
+    const { engine } = await openEngine();
+    for (const maxRequestBytes of [0, 1.5, Number.NaN]) {
+      const error = await startHttpServer({ engine, tokens, maxRequestBytes }).catch((e) => e);
+      expect(MnemoError.hasCode(error, 'INVALID_INPUT')).toBe(true);
+      expect(error.message).toBe('maxRequestBytes: must be a whole number ≥ 1');
+    }
+    const small = await startHttpServer({ engine, tokens, maxRequestBytes: 1000 });
+    onCleanup(() => small.close());
+    const client = await connectHttp(small.url, TOKEN_A);
+    const refused = await call(client, 'mnemo.remember', { content: 'x'.repeat(1000) }).catch(
+      (e) => e,
+    );
+    expect(refused).toBeInstanceOf(StreamableHTTPError);
+    expect((refused as StreamableHTTPError).code).toBe(413);
   });
 
   it('refuses a port outside 0-65535 with INVALID_INPUT', async () => {
