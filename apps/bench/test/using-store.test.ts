@@ -58,7 +58,7 @@ describe('usingStore', () => {
     expect(process.listenerCount('SIGINT')).toBe(signals);
   });
 
-  it('fails a run whose engine cannot be closed, still removing the store', async () => {
+  it('fails a run whose engine cannot be closed, still removing the store, reporting it once', async () => {
     const store = held({ close: true });
     const lines: string[] = [];
     await expect(
@@ -68,7 +68,35 @@ describe('usingStore', () => {
         async () => 1,
       ),
     ).rejects.toThrow('close broke');
-    expect(store.steps).toEqual(['close', 'close', 'dispose']);
-    expect(lines).toEqual(['warning: cleaning up failed too: close broke']);
+    expect(store.steps).toEqual(['close', 'dispose']);
+    expect(lines).toEqual([]);
+  });
+
+  it('fails a run whose store cannot be removed, without closing or removing it twice', async () => {
+    const store = held({ dispose: true });
+    const lines: string[] = [];
+    await expect(
+      usingStore(
+        store,
+        (line) => lines.push(line),
+        async () => 1,
+      ),
+    ).rejects.toThrow('dispose broke');
+    expect(store.steps).toEqual(['close', 'dispose']);
+    expect(lines).toEqual([]);
+  });
+
+  it('after a successful run whose close and removal both fail, throws the first and reports the second', async () => {
+    const store = held({ close: true, dispose: true });
+    const lines: string[] = [];
+    await expect(
+      usingStore(
+        store,
+        (line) => lines.push(line),
+        async () => 1,
+      ),
+    ).rejects.toThrow('close broke');
+    expect(store.steps).toEqual(['close', 'dispose']);
+    expect(lines).toEqual(['warning: cleaning up failed too: dispose broke']);
   });
 });

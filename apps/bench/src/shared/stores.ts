@@ -194,8 +194,11 @@ export interface StoreInUse {
  * Runs `body`, then closes and removes the store, whatever happens: after
  * success (a cleanup that fails fails the run), after a failure (cleanup
  * failures are reported through `progress`, since they must not hide the
- * failure, which is thrown), and on SIGINT / SIGTERM (`onSignals`). `close`
- * and `dispose` must be idempotent.
+ * failure, which is thrown), and on SIGINT / SIGTERM (`onSignals`). The store
+ * is removed even when closing failed. Each failure is reported once: a run
+ * failing only in its cleanup throws the first cleanup failure and reports the
+ * second. `close` and `dispose` must be idempotent (a signal may come during
+ * the cleanup).
  */
 export async function usingStore<T>(
   held: StoreInUse,
@@ -206,18 +209,29 @@ export async function usingStore<T>(
     await held.close().catch(() => undefined);
     await held.dispose().catch(() => undefined);
   });
+  const warn = (error: unknown) =>
+    progress(`warning: cleaning up failed too: ${errorMessage(error)}`);
   try {
-    const result = await body();
-    await held.close();
-    await held.dispose();
+    let result: T;
+    try {
+      result = await body();
+    } catch (error) {
+      for (const failure of await cleanUp(held)) warn(failure);
+      throw error;
+    }
+    const failures = await cleanUp(held);
+    for (const failure of failures.slice(1)) warn(failure);
+    if (failures.length > 0) throw failures[0];
     return result;
-  } catch (error) {
-    // Both again (they are idempotent): a close that failed after the body still removes the store.
-    const warn = (e: unknown) => progress(`warning: cleaning up failed too: ${errorMessage(e)}`);
-    await held.close().catch(warn);
-    await held.dispose().catch(warn);
-    throw error;
   } finally {
     stopOnSignal();
   }
+}
+
+/** Closes, then removes, the store, even after a failed close; returns the failures, in order. */
+async function cleanUp(held: StoreInUse): Promise<unknown[]> {
+  const failures: unknown[] = [];
+  await held.close().catch((error: unknown) => failures.push(error));
+  await held.dispose().catch((error: unknown) => failures.push(error));
+  return failures;
 }
