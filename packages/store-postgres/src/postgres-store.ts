@@ -119,8 +119,11 @@ const STORE_OPTIONS: ReadonlySet<string> = new Set(
     statementTimeoutMs: true,
     connectionTimeoutMs: true,
     maxConnections: true,
-  } satisfies Record<keyof PostgresStoreSettings | 'pool' | 'connectionString', true>),
+  } satisfies Record<AnyKey<PostgresStoreOptions>, true>),
 );
+
+/** The keys of every member of a union (`keyof` of a union has only the keys all members share). */
+type AnyKey<T> = T extends unknown ? keyof T : never;
 
 function invalid(field: string, message: string): MnemoError {
   return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
