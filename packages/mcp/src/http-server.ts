@@ -20,7 +20,8 @@ export interface HttpServerOptions {
   /** See `McpServerOptions.onInternalError`; also receives transport failures. */
   onInternalError?: McpServerOptions['onInternalError'];
   /**
-   * The largest request body, in bytes, taken; a larger one is answered 413 unread.
+   * The largest request body, in bytes, taken; a larger one is answered 413, unread when
+   * its `Content-Length` says so, else once more than this has arrived (a chunked body).
    * Default `MAX_REQUEST_BYTES`. Raise it with an engine whose `limits` are raised.
    */
   maxRequestBytes?: number;

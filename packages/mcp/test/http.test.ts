@@ -299,6 +299,20 @@ describe('the Streamable HTTP transport', () => {
     );
     expect(refused).toBeInstanceOf(StreamableHTTPError);
     expect((refused as StreamableHTTPError).code).toBe(413);
+    // Without a Content-Length (chunked), the body is read up to the limit, then refused.
+    const chunked = await raw(small.url, {
+      headers: { authorization: `Bearer ${TOKEN_A}`, 'transfer-encoding': 'chunked' },
+      body: JSON.stringify({ ...INITIALIZE_REQUEST, padding: 'x'.repeat(1000) }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32_000,
+        message: 'Payload Too Large: Request body must not exceed 1000 bytes',
+      },
+      id: null,
+    });
   });
 
   it('refuses a port outside 0-65535 with INVALID_INPUT', async () => {
