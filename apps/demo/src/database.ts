@@ -1,4 +1,4 @@
-import { open, rm } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import { createEngine, type Engine, type MemoryStore } from '@mnemo/core';
 import { withExperienceMemory } from '@mnemo/experience';
 import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
@@ -26,7 +26,8 @@ export async function resetStore(spec: StoreSpec): Promise<void> {
  * Makes room for a fresh database at `path`: deletes the file, its `.wal` and
  * the store's journal (which a run stopped by Ctrl-C or a crash leaves).
  * Refuses (`UsageError`) to delete a non-empty file that is not a DuckDB
- * database, so a mistyped `--db` cannot destroy a document.
+ * database, or anything that is not a regular file (a folder, a device such as
+ * /dev/null, a FIFO), so a mistyped `--db` cannot destroy a document.
  */
 export async function resetDatabaseFile(path: string): Promise<void> {
   if (path === IN_MEMORY) return;
@@ -41,22 +42,27 @@ export async function resetDatabaseFile(path: string): Promise<void> {
 }
 
 async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  // Only a regular file can be a database: a device such as /dev/null reads as empty (and
+  // deleting it as root breaks the system), and opening a FIFO blocks until a writer comes.
+  let info: Awaited<ReturnType<typeof stat>>;
   try {
-    handle = await open(path, 'r');
+    info = await stat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
     throw new UsageError(`the database ${path} cannot be opened: ${(error as Error).message}`);
   }
+  if (!info.isFile()) return false;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    if ((await handle.stat()).isDirectory()) return false;
+    handle = await open(path, 'r');
+  } catch (error) {
+    throw new UsageError(`the database ${path} cannot be opened: ${(error as Error).message}`);
+  }
+  try {
     const header = Buffer.alloc(MAGIC_OFFSET + DUCKDB_MAGIC.length);
     const { bytesRead } = await handle.read(header, 0, header.length, 0);
     if (bytesRead === 0) return true;
     return header.toString('latin1', MAGIC_OFFSET) === DUCKDB_MAGIC;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EISDIR') return false;
-    throw error;
   } finally {
     await handle.close();
   }

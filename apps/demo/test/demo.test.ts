@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -404,6 +406,22 @@ describe('resetDatabaseFile', () => {
     );
     expect(existsSync(folder)).toBe(true);
   });
+
+  // `--db /dev/null` passed the check as an empty file, and a run as root deleted the device.
+  it.skipIf(process.platform === 'win32')(
+    'refuses anything that is not a regular file, without opening it (a FIFO would block)',
+    async () => {
+      const fifo = join(dir, 'pipe.duckdb');
+      execFileSync('mkfifo', [fifo]);
+      const reset = resetDatabaseFile(fifo);
+      await expect(reset).rejects.toThrow(UsageError);
+      await expect(reset).rejects.toThrow(
+        `the database ${fifo} exists and is not a DuckDB database; refusing to overwrite it`,
+      );
+      expect(lstatSync(fifo).isFIFO()).toBe(true);
+    },
+    2_000,
+  );
 });
 
 describe('runDemo', () => {
