@@ -69,7 +69,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         chunks: chunks.length,
         deduplicatedChunks: ingested.deduplicated,
       },
-      database: reportDatabase(options.store, options.keep),
+      // An in-memory database is new on every run: there is nothing to keep, whatever --keep says.
+      database: reportDatabase(options.store, options.keep && !isInMemory(options.store)),
       agent: options.agent,
       similarityThreshold: options.threshold,
       outcomes,
@@ -78,6 +79,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   } finally {
     await engine.close();
   }
+}
+
+function isInMemory(spec: StoreSpec): boolean {
+  return spec.kind === 'duckdb' && spec.path === IN_MEMORY;
 }
 
 /** DuckDB paths are relative to the current directory. */

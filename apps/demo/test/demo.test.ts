@@ -435,6 +435,16 @@ describe('runDemo', () => {
     expect(report).toEqual(freshReport({ store: 'duckdb', path: ':memory:', kept: false }));
   });
 
+  it('reports an in-memory run as fresh even with keep: there is no earlier run to reuse', async () => {
+    const report = await runDemo({
+      ...options,
+      store: duckdb(':memory:'),
+      keep: true,
+      now: tickingClock(),
+    });
+    expect(report).toEqual(freshReport({ store: 'duckdb', path: ':memory:', kept: false }));
+  });
+
   it('runs the fixture on a DuckDB file, fresh each time unless kept', async () => {
     const db = join(dir, 'garden.duckdb');
     const fresh = freshReport({ store: 'duckdb', path: db, kept: false });
