@@ -10,7 +10,7 @@ export const EMBEDDER_OPTIONS = {
 } as const;
 
 /** The environment variable the OpenAI-compatible embedder's API key is read from. */
-export const API_KEY_VARIABLE = 'MNEMO_EMBEDDER_API_KEY';
+const API_KEY_VARIABLE = 'MNEMO_EMBEDDER_API_KEY';
 
 /** The embedder named by `--embedder`. */
 export type EmbedderSpec =
@@ -116,13 +116,10 @@ export interface OpenedEmbedder {
  * before the store opens. `@mnemo/embedder-transformers` is an optional peer
  * dependency (it brings onnxruntime): without it, a `CliFailure` says to install it.
  */
-export async function openEmbedder(
-  spec: EmbedderSpec,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<OpenedEmbedder> {
+export async function openEmbedder(spec: EmbedderSpec): Promise<OpenedEmbedder> {
   if (spec.kind === 'openai') {
     const { createOpenAIEmbedder } = await import('@mnemo/embedder-openai');
-    const apiKey = env[API_KEY_VARIABLE];
+    const apiKey = process.env[API_KEY_VARIABLE];
     let embedder: Embedder;
     try {
       embedder = createOpenAIEmbedder({
