@@ -159,6 +159,10 @@ const STORE_OPTIONS: ReadonlySet<string> = new Set(
   } satisfies Record<keyof DuckDBStoreOptions, true>),
 );
 
+function invalid(field: string, message: string): MnemoError {
+  return new MnemoError('INVALID_INPUT', `${field}: ${message}`, { details: { field } });
+}
+
 /**
  * A `MemoryStore` on DuckDB. One process holds a database file for writing;
  * within it, transactions run one at a time on a single writer connection
@@ -167,16 +171,12 @@ const STORE_OPTIONS: ReadonlySet<string> = new Set(
  */
 export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
   if (typeof options?.path !== 'string' || options.path.length === 0) {
-    throw new MnemoError('INVALID_INPUT', 'path: a file path or ":memory:" is required', {
-      details: { field: 'path' },
-    });
+    throw invalid('path', 'a file path or ":memory:" is required');
   }
   // A misspelt option was ignored (`searchindex: 'sql'` kept the index in memory).
   for (const key of Object.keys(options)) {
     if (!STORE_OPTIONS.has(key)) {
-      throw new MnemoError('INVALID_INPUT', `${key}: is not a known option`, {
-        details: { field: key },
-      });
+      throw invalid(key, 'is not a known option');
     }
   }
   const config: unknown = options.config;
@@ -184,53 +184,36 @@ export function createDuckDBStore(options: DuckDBStoreOptions): MemoryStore {
     config !== undefined &&
     (typeof config !== 'object' || config === null || Array.isArray(config))
   ) {
-    throw new MnemoError('INVALID_INPUT', 'config: must be an object of DuckDB settings', {
-      details: { field: 'config' },
-    });
+    throw invalid('config', 'must be an object of DuckDB settings');
   }
   const readers = options.maxReaders;
   if (readers !== undefined && (!Number.isInteger(readers) || readers < 0)) {
-    throw new MnemoError('INVALID_INPUT', 'maxReaders: must be an integer ≥ 0', {
-      details: { field: 'maxReaders' },
-    });
+    throw invalid('maxReaders', 'must be an integer ≥ 0');
   }
   const dimensions = options.vectorDimensions;
   if (
     dimensions !== undefined &&
     (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > queries.MAX_FIXED_DIMENSIONS)
   ) {
-    throw new MnemoError(
-      'INVALID_INPUT',
-      `vectorDimensions: must be an integer from 1 to ${queries.MAX_FIXED_DIMENSIONS}`,
-      {
-        details: { field: 'vectorDimensions' },
-      },
+    throw invalid(
+      'vectorDimensions',
+      `must be an integer from 1 to ${queries.MAX_FIXED_DIMENSIONS}`,
     );
   }
   const runSize = options.postingsRunSize;
   if (runSize !== undefined && (!Number.isInteger(runSize) || runSize < 1)) {
-    throw new MnemoError('INVALID_INPUT', 'postingsRunSize: must be a positive integer', {
-      details: { field: 'postingsRunSize' },
-    });
+    throw invalid('postingsRunSize', 'must be a positive integer');
   }
   const searchIndex = options.searchIndex;
   if (searchIndex !== undefined && searchIndex !== 'memory' && searchIndex !== 'sql') {
-    throw new MnemoError('INVALID_INPUT', "searchIndex: must be 'memory' or 'sql'", {
-      details: { field: 'searchIndex' },
-    });
+    throw invalid('searchIndex', "must be 'memory' or 'sql'");
   }
   const preload = options.preloadSearchIndex;
   if (preload !== undefined && typeof preload !== 'boolean') {
-    throw new MnemoError('INVALID_INPUT', 'preloadSearchIndex: must be a boolean', {
-      details: { field: 'preloadSearchIndex' },
-    });
+    throw invalid('preloadSearchIndex', 'must be a boolean');
   }
   if (preload === true && searchIndex === 'sql') {
-    throw new MnemoError(
-      'INVALID_INPUT',
-      "preloadSearchIndex: there is no index to load with searchIndex 'sql'",
-      { details: { field: 'preloadSearchIndex' } },
-    );
+    throw invalid('preloadSearchIndex', "there is no index to load with searchIndex 'sql'");
   }
   return new DuckDBStore(options);
 }
