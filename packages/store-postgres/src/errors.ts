@@ -1,6 +1,7 @@
 import { MnemoError } from '@mnemo/core';
 
-// SQLSTATE classes and codes that mean "the database cannot serve us right now".
+// SQLSTATE classes and codes that mean "the database cannot serve us": not now, or not as
+// configured (credentials, privileges, a read-only server).
 const UNAVAILABLE_CODES = new Set([
   '57014', // query_canceled: statement_timeout
   '57P01', // admin_shutdown
@@ -15,6 +16,8 @@ const UNAVAILABLE_CODES = new Set([
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
+  '42501', // insufficient_privilege: the role may not use the schema or database as configured
+  '25006', // read_only_sql_transaction: a standby, or read-only sessions
 ]);
 const UNAVAILABLE_ERRNO = new Set([
   'ECONNREFUSED',

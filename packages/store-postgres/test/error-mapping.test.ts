@@ -30,6 +30,8 @@ describe('mapPostgresError', () => {
       '40001',
       '40P01',
       '55P03',
+      '42501',
+      '25006',
       // Class 08: connection exceptions.
       '08000',
       '08006',

@@ -70,6 +70,38 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
     ]);
   });
 
+  it('a role without the privileges the store needs, or a server that takes no writes', async () => {
+    const role = uniqueSchema('noprivs');
+    await adminQuery(`CREATE ROLE ${role} LOGIN PASSWORD 'noprivs-pw'`);
+    cleanup.push(() => adminQuery(`DROP ROLE ${role}`));
+    const store = createPostgresStore({
+      connectionString: withUrl((u) => {
+        u.username = role;
+        u.password = 'noprivs-pw';
+      }),
+      schema: role,
+    });
+    cleanup.push(() => store.close());
+    // It may not create a schema in the database.
+    const error = await expectUnavailable(() => store.init(), 10_000);
+    expect([error.details.sqlstate, (error.cause as { code?: string }).code]).toEqual([
+      '42501',
+      '42501',
+    ]);
+    expect(error.message).toMatch(/^PostgreSQL: .* failed: permission denied for database /);
+
+    // A session whose transactions are read-only, as on a standby.
+    const readOnly = createPostgresStore({
+      connectionString: withUrl((u) => {
+        u.searchParams.set('options', '-c default_transaction_read_only=on');
+      }),
+      schema: uniqueSchema('readonly'),
+    });
+    cleanup.push(() => readOnly.close());
+    const refused = await expectUnavailable(() => readOnly.init(), 10_000);
+    expect(refused.details.sqlstate).toBe('25006');
+  });
+
   it('a dropped connection fails the transaction, and the pool recovers without a restart', async () => {
     const schema = uniqueSchema('dropped');
     cleanup.push(() => dropSchema(schema));
