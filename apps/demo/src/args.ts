@@ -7,9 +7,12 @@ import { UsageError } from './usage-error.js';
 export const DEFAULT_DB = './mnemo-demo.duckdb';
 export const DEFAULT_AGENT = 'demo-agent';
 
-/** The demo's command line, validated. */
-export interface DemoArgs {
-  help: boolean;
+/** The demo's command line, validated: a run's options, or a request for the usage alone. */
+export type DemoArgs = { help: true } | DemoRunArgs;
+
+/** The options of a run. */
+export interface DemoRunArgs {
+  help: false;
   /** A folder of .md/.txt files, or null for the default corpus. */
   corpus: string | null;
   /** A file of questions, or null for the shipped queries.txt. */
@@ -52,7 +55,8 @@ Exit codes: 0 done, 1 store unavailable or unexpected error, 2 bad arguments or 
 
 /**
  * Parses and validates `argv` (without the node and script paths). A leading
- * `--`, as in `pnpm demo -- --json`, is ignored. Throws `UsageError`.
+ * `--`, as in `pnpm demo -- --json`, is ignored. With `-h` or `--help`, the
+ * other options' values are not checked. Throws `UsageError`.
  */
 export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   let values: ReturnType<typeof parse>['values'];
@@ -61,8 +65,9 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+  if (values.help === true) return { help: true };
   return {
-    help: values.help === true,
+    help: false,
     corpus: nonEmpty('--corpus', values.corpus) ?? null,
     queries: nonEmpty('--queries', values.queries) ?? null,
     store: store(values),
@@ -117,8 +122,11 @@ function nonEmpty(flag: string, value: string | undefined): string | undefined {
   return value;
 }
 
+/** An unsigned decimal, optionally with an exponent: not the hex, binary or octal `Number` reads. */
+const DECIMAL = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function threshold(text: string): number {
-  const value = text.trim() === '' ? Number.NaN : Number(text);
+  const value = DECIMAL.test(text.trim()) ? Number(text) : Number.NaN;
   if (!(value > 0 && value <= 1)) {
     throw new UsageError(`--threshold must be a number in (0, 1], got '${text}'`);
   }

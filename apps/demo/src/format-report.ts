@@ -7,7 +7,10 @@ const LABEL_WIDTH = 30;
 export function formatReport(report: DemoReport): string {
   const { corpus, database } = report;
   const rows: [string, string][] = [
-    ['corpus', `${corpus.source}: ${corpus.files} files, ${corpus.chunks} chunks`],
+    [
+      'corpus',
+      `${corpus.source}: ${countOf(corpus.files, 'file')}, ${countOf(corpus.chunks, 'chunk')}`,
+    ],
     [
       'database',
       `${databaseName(database)} (${database.kept ? 'kept from an earlier run' : 'fresh'})`,
@@ -97,4 +100,9 @@ function milliseconds(value: number | null): string {
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** `n` and the noun, in the singular for one: '1 file', '2 files'. */
+export function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { MnemoError } from '@mnemo/core';
-import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
+import { type DemoRunArgs, parseDemoArgs, USAGE } from './args.js';
 import { runDemo } from './demo.js';
 import { errorMessage } from './error-message.js';
 import { formatReport } from './format-report.js';
@@ -16,13 +16,14 @@ import { UsageError } from './usage-error.js';
  * on stderr, without a stack trace or the store's password.
  */
 async function main(argv: readonly string[]): Promise<number> {
-  let args: DemoArgs | undefined;
+  let args: DemoRunArgs | undefined;
   try {
-    args = parseDemoArgs(argv);
-    if (args.help) {
+    const parsed = parseDemoArgs(argv);
+    if (parsed.help) {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
+    args = parsed;
     const report = await runDemo({
       corpus: args.corpus,
       queries: args.queries,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_AGENT, DEFAULT_DB, parseDemoArgs } from '../src/args.js';
+import { DEFAULT_AGENT, DEFAULT_DB, type DemoRunArgs, parseDemoArgs } from '../src/args.js';
 import { loadQuestions, parseQuestions } from '../src/questions.js';
 import {
   DEFAULT_PG_SCHEMA,
@@ -12,6 +12,13 @@ import {
   redactSecrets,
 } from '../src/store-spec.js';
 import { UsageError } from '../src/usage-error.js';
+
+/** `parseDemoArgs` of a run's arguments (no -h). */
+function runArgs(argv: readonly string[]): DemoRunArgs {
+  const args = parseDemoArgs(argv);
+  if (args.help) throw new Error('expected a run, got --help');
+  return args;
+}
 
 describe('parseDemoArgs', () => {
   it('has defaults for everything', () => {
@@ -41,10 +48,9 @@ describe('parseDemoArgs', () => {
         '--agent',
         'agent-7',
         '--json',
-        '-h',
       ]),
     ).toEqual({
-      help: true,
+      help: false,
       corpus: 'docs',
       queries: 'q.txt',
       store: { kind: 'duckdb', path: ':memory:' },
@@ -55,8 +61,23 @@ describe('parseDemoArgs', () => {
     });
   });
 
+  it('asks for help alone with -h or --help, whatever the other values', () => {
+    expect(parseDemoArgs(['-h'])).toEqual({ help: true });
+    expect(parseDemoArgs(['--threshold', '5', '--agent', 'a b', '--help'])).toEqual({ help: true });
+    expect(parseDemoArgs(['--', '--db', '', '-h'])).toEqual({ help: true });
+  });
+
+  it('reads --threshold as a decimal number', () => {
+    const threshold = (text: string) => runArgs(['--threshold', text]).threshold;
+    expect(threshold('0.5')).toBe(0.5);
+    expect(threshold('.25')).toBe(0.25);
+    expect(threshold('1.')).toBe(1);
+    expect(threshold('5e-1')).toBe(0.5);
+    expect(threshold(' 0.9 ')).toBe(0.9);
+  });
+
   it('ignores one leading --, as pnpm passes it through', () => {
-    expect(parseDemoArgs(['--', '--json']).json).toBe(true);
+    expect(runArgs(['--', '--json']).json).toBe(true);
     expect(() => parseDemoArgs(['--json', '--', '--keep'])).toThrow("Unexpected argument '--keep'");
   });
 
@@ -68,6 +89,11 @@ describe('parseDemoArgs', () => {
     [['--threshold', '1.5'], "--threshold must be a number in (0, 1], got '1.5'"],
     [['--threshold', 'high'], "--threshold must be a number in (0, 1], got 'high'"],
     [['--threshold', ''], "--threshold must be a number in (0, 1], got ''"],
+    [['--threshold', '0x1'], "--threshold must be a number in (0, 1], got '0x1'"],
+    [['--threshold', '0b1'], "--threshold must be a number in (0, 1], got '0b1'"],
+    [['--threshold', '+1'], "--threshold must be a number in (0, 1], got '+1'"],
+    [['--threshold', '1_0'], "--threshold must be a number in (0, 1], got '1_0'"],
+    [['--bogus', '--help'], "Unknown option '--bogus'"],
     [['--agent', 'a b'], "--agent must be 1-256 characters of A-Z a-z 0-9 . _ -, got 'a b'"],
     [['--db', ''], '--db must not be empty'],
     [['--db', '  '], '--db must not be empty'],
@@ -81,7 +107,7 @@ describe('parseDemoArgs', () => {
 
 describe('--store', () => {
   const url = 'postgres://user:s3cret-pw@127.0.0.1:5432/db';
-  const store = (...argv: string[]) => parseDemoArgs(argv).store;
+  const store = (...argv: string[]) => runArgs(argv).store;
 
   it('reads duckdb:<file>, the same as --db <file>', () => {
     expect(store('--store', 'duckdb:./other.duckdb')).toEqual({

@@ -134,6 +134,16 @@ describe('formatReport', () => {
     ]);
   });
 
+  it('counts one file and one chunk in the singular', () => {
+    const report = buildReport({
+      ...input([]),
+      corpus: { source: 'notes', files: 1, chunks: 1, deduplicatedChunks: 0 },
+    });
+    expect(formatReport(report).split('\n')[1]).toBe(
+      '  corpus                        notes: 1 file, 1 chunk',
+    );
+  });
+
   it('prints n/a for a path no question took', () => {
     const empty = buildReport({
       ...input([]),
