@@ -74,8 +74,8 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
       experienceMemory: values.experience === true,
       embedder: embedderSpec,
     });
+    const stop = untilStopped(io);
     try {
-      const stopped = untilStopped(io);
       const server = await serveStdio({
         engine: opened.engine,
         principal: { agentId: agent, ...(values.org === undefined ? {} : { orgId: values.org }) },
@@ -86,11 +86,12 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
       log(
         `serving agent ${values.org === undefined ? agent : `${values.org}/${agent}`} over stdio, ${serving(spec, opened, embedderSpec, values.experience === true)}`,
       );
-      await stopped;
+      await stop.stopped;
       // Requests piped in before stdin ended are still being answered.
       await toolCallsSettled(server);
       await server.close();
     } finally {
+      stop.dispose();
       await opened.close();
     }
     return 0;
@@ -118,8 +119,8 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
     experienceMemory: values.experience === true,
     embedder: embedderSpec,
   });
+  const stop = untilStopped(io, false);
   try {
-    const stopped = untilStopped(io, false);
     const running = await startHttpServer({
       engine: opened.engine,
       tokens,
@@ -131,9 +132,10 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
     log(
       `listening on ${running.url} for ${tokens.size} token${tokens.size === 1 ? '' : 's'}, ${serving(spec, opened, embedderSpec, values.experience === true)}`,
     );
-    await stopped;
+    await stop.stopped;
     await running.close();
   } finally {
+    stop.dispose();
     await opened.close();
   }
   return 0;
@@ -164,14 +166,25 @@ async function readTokens(path: string): Promise<TokenRegistry> {
   }
 }
 
-/** Resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin. */
-function untilStopped(io: CliIo, watchStdin = true): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
+/**
+ * `stopped` resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin.
+ * Listening starts at once, so that a signal during start-up closes the store too;
+ * `dispose` stops it, for a server that failed to start.
+ */
+function untilStopped(
+  io: CliIo,
+  watchStdin = true,
+): { stopped: Promise<void>; dispose: () => void } {
+  let dispose = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    dispose = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       io.stdin.off('end', stop);
       io.stdin.off('close', stop);
+    };
+    const stop = () => {
+      dispose();
       resolve();
     };
     process.once('SIGINT', stop);
@@ -181,4 +194,5 @@ function untilStopped(io: CliIo, watchStdin = true): Promise<void> {
       io.stdin.once('close', stop);
     }
   });
+  return { stopped, dispose };
 }
