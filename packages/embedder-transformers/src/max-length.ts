@@ -16,11 +16,14 @@ const isCount = (value: unknown): value is number =>
 
 /**
  * How many tokens, special tokens included, the positions of the model's
- * `config.json` hold: `max_position_embeddings`, less the unused ones of a
+ * `config.json` hold: `max_position_embeddings` (or, in configs that name it
+ * so, as nomic-bert's do, `n_positions`), less the unused ones of a
  * RoBERTa-style model; `undefined` if the config does not say.
  */
 export function positionLimit(config: Readonly<Record<string, unknown>>): number | undefined {
-  const positions = config.max_position_embeddings;
+  const positions = isCount(config.max_position_embeddings)
+    ? config.max_position_embeddings
+    : config.n_positions;
   if (!isCount(positions)) return undefined;
   const type = config.model_type;
   if (typeof type !== 'string' || !POSITIONS_AFTER_PADDING.has(type)) return positions;

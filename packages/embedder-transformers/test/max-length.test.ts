@@ -25,6 +25,12 @@ describe('positionLimit', () => {
     ).toBe(512);
   });
 
+  it('reads n_positions where a config names its positions so (nomic-bert, GPT-2 style)', () => {
+    expect(positionLimit({ model_type: 'nomic_bert', n_positions: 8192 })).toBe(8192);
+    expect(positionLimit({ n_positions: 1024, max_position_embeddings: 512 })).toBe(512);
+    expect(positionLimit({ n_positions: '8192' })).toBeUndefined();
+  });
+
   it.each([undefined, null, 0, -1, 1.5, '512', Number.POSITIVE_INFINITY])(
     'is undefined for max_position_embeddings %s',
     (max_position_embeddings) => {
