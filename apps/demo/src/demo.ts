@@ -3,7 +3,7 @@ import { type AgentLoopOptions, runAgentLoop } from './agent-loop.js';
 import type { Chunk } from './chunk.js';
 import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from './corpus.js';
 import { IN_MEMORY, openEngine, resetStore } from './database.js';
-import { countOf, formatOutcome } from './format-report.js';
+import { formatOutcome, plural } from './format-report.js';
 import { ingestChunks } from './ingest.js';
 import { DEMO_PATHS } from './paths.js';
 import { type Progress, silentProgress } from './progress.js';
@@ -49,7 +49,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const engine = await openEngine(store);
   try {
     progress.line(
-      `corpus: ${countOf(files.length, 'file')}, ${countOf(chunks.length, 'chunk')}; database: ${describeStore(options.store)}`,
+      `corpus: ${plural(files.length, 'file')}, ${plural(chunks.length, 'chunk')}; database: ${describeStore(options.store)}`,
     );
     const handle = engine.as(options.agent);
     const ingested = await ingestChunks(handle, chunks, progress);

@@ -9,7 +9,7 @@ export function formatReport(report: DemoReport): string {
   const rows: [string, string][] = [
     [
       'corpus',
-      `${corpus.source}: ${countOf(corpus.files, 'file')}, ${countOf(corpus.chunks, 'chunk')}`,
+      `${corpus.source}: ${plural(corpus.files, 'file')}, ${plural(corpus.chunks, 'chunk')}`,
     ],
     [
       'database',
@@ -98,11 +98,7 @@ function milliseconds(value: number | null): string {
   return value === null ? 'n/a' : `${value.toFixed(1)} ms`;
 }
 
-function plural(count: number, noun: string): string {
+/** `count` and the noun, in the singular for one: "1 file", "2 files". */
+export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
-
-/** `n` and the noun, in the singular for one: '1 file', '2 files'. */
-export function countOf(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
