@@ -80,10 +80,10 @@ export async function listRecords(s: Session, query: ListQuery): Promise<Visible
 }
 
 /** The filters a posting, a statistics row and a tag row carry (each has its record's memory type and scope). */
-const POSTING_FILTERS: ReadonlySet<string> = new Set(['memoryTypes', 'scopes']);
+export const POSTING_FILTERS: ReadonlySet<string> = new Set(['memoryTypes', 'scopes']);
 const TAG_FILTERS: ReadonlySet<string> = new Set(['tagsAny', 'tagsAll']);
 
-const onlyFilters = (query: LexicalQuery, names: (name: string) => boolean) =>
+export const onlyFilters = (query: LexicalQuery, names: (name: string) => boolean) =>
   Object.entries(query.filters).every(([name, value]) => value === undefined || names(name));
 
 /**
@@ -147,7 +147,7 @@ function scoreAndFetch(s: Session, p: Params, limit: number): string {
  * predicate on a posting or tag row (which carries its record's owner,
  * scope, memory type and expiry).
  */
-function postingVisibility(s: Session, p: Params, query: LexicalQuery) {
+export function postingVisibility(s: Session, p: Params, query: LexicalQuery) {
   const { visibility: v, filters } = query;
   const agent = p.add(v.agentId, '::text');
   const orgKey = p.add(v.orgId ?? '', '::text');
@@ -226,6 +226,82 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
 }
 
 /**
+ * Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last bits
+ * of sums added in another order (see `SCORE_MARGIN` of the lexical cache, the same).
+ */
+const SCORE_MARGIN_SQL = '1e-9';
+
+/**
+ * The CTEs, after `postingVisibility`'s, giving the query's terms (`terms`, a text[] parameter)
+ * their weights for the caller: \`uncounted\` (the visible postings \`mnemo_term_stats\` does not
+ * count), \`terms\` (term, df, and the largest tf and least length, of the terms some visible
+ * record holds) and \`weights\` (with idf, the term's bound, and whether it is essential: see
+ * `lexicalPruned`).
+ */
+export function lexicalWeights(
+  s: Session,
+  p: Params,
+  v: ReturnType<typeof postingVisibility>,
+  terms: string,
+): string {
+  const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
+  return `-- Visible postings of the query's terms that mnemo_term_stats does not count: with an
+     -- expiry, or shared with the caller (as in \`counted\`).
+     uncounted AS MATERIALIZED (
+       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
+       WHERE po.term = ANY(${terms}) AND po.expires_at IS NOT NULL AND po.expires_at > ${v.now}
+         AND ${v.countedByKey('po')}
+       UNION ALL
+       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
+       WHERE po.record_id IN (SELECT record_id FROM granted) AND po.term = ANY(${terms})
+         AND po.scope = 'shared' AND NOT (po.agent_id = ${v.agent} AND po.org_key = ${v.orgKey})
+         AND ${v.live('po')} AND ${v.passes('po')}
+     ),
+     terms AS MATERIALIZED (
+       SELECT t.term, sum(t.df)::float8 AS df, max(t.tf)::float8 AS tf, min(t.dl)::float8 AS dl FROM (
+         SELECT ts.term, ts.df, ts.max_tf AS tf, ts.min_length AS dl FROM ${s.schema}.mnemo_term_stats ts
+         WHERE ts.term = ANY(${terms}) AND ${v.countedByKey('ts')}
+         UNION ALL
+         SELECT term, 1, tf, doc_length FROM uncounted
+       ) t GROUP BY t.term HAVING sum(t.df) > 0
+     ),
+     weights AS MATERIALIZED (
+       SELECT t.term, t.df, t.tf, ${inverseDocumentFrequency('t.df')} AS idf,
+              ${score(inverseDocumentFrequency('t.df'), 't.tf', 't.dl')} AS bound,
+              (t.df <= st.n / 20 OR t.df = min(t.df) OVER ()) AS essential
+       FROM terms t CROSS JOIN stats st
+     )`;
+}
+
+/**
+ * The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), from
+ * their postings of the query's terms (`terms`) that pass `condition`, with \`weights\` and
+ * \`stats\` (see `lexicalWeights`), summed in term order. Their postings are found through the
+ * record id index (`probe`), or, for many records, by one pass over the query terms' postings,
+ * each kept when its record id is a key of a jsonb object of the ids. A join would be planned
+ * on the CTEs' estimates of a row or two: as a nested loop that reads the term index once per
+ * record.
+ */
+export function lexicalFullScores(
+  s: Session,
+  p: Params,
+  terms: string,
+  ids: string,
+  condition: string,
+  probe = true,
+): string {
+  return `SELECT id COLLATE "default" AS id, score FROM (
+       SELECT po.record_id COLLATE "C" AS id,
+              ${roundedBm25(`sum(${termScore(p, 'w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
+       FROM ${probe ? `${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id` : `${s.schema}.mnemo_postings po`}
+         JOIN weights w ON w.term = po.term CROSS JOIN stats st
+       WHERE ${condition} AND po.term = ANY(${terms})
+         ${probe ? '' : `AND (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id`}
+       GROUP BY 1
+     ) grouped`;
+}
+
+/**
  * BM25 without filters, or with memory type and scope filters only, by
  * pruning (MaxScore): `lexicalFromPostings`' result, or null when pruning
  * cannot settle it (then that query runs).
@@ -254,54 +330,12 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   const terms = p.texts(query.terms);
   const limit = p.add(query.limit, '::int');
   const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
-  // Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last
-  // bits of sums added in another order.
-  const margin = '1e-9';
-  /**
-   * The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), summed in
-   * term order. Their postings are found through the record id index (`probe`), or, for many
-   * records, by one pass over the query terms' postings, each kept when its record id is a key
-   * of a jsonb object of the ids. A join would be planned on the CTEs' estimates of a row or two:
-   * as a nested loop that reads the term index once per record.
-   */
+  const margin = SCORE_MARGIN_SQL;
   const fullScores = (ids: string, condition: string, probe = true) =>
-    `SELECT id COLLATE "default" AS id, score FROM (
-       SELECT po.record_id COLLATE "C" AS id,
-              ${roundedBm25(`sum(${score('w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
-       FROM ${probe ? `${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id` : `${s.schema}.mnemo_postings po`}
-         JOIN weights w ON w.term = po.term CROSS JOIN stats st
-       WHERE ${condition} AND po.term = ANY(${terms})
-         ${probe ? '' : `AND (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id`}
-       GROUP BY 1
-     ) grouped`;
+    lexicalFullScores(s, p, terms, ids, condition, probe);
   const rows = await s.all(
     `WITH ${v.ctes()},
-     -- Visible postings of the query's terms that mnemo_term_stats does not count: with an
-     -- expiry, or shared with the caller (as in \`counted\`).
-     uncounted AS MATERIALIZED (
-       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
-       WHERE po.term = ANY(${terms}) AND po.expires_at IS NOT NULL AND po.expires_at > ${v.now}
-         AND ${v.countedByKey('po')}
-       UNION ALL
-       SELECT po.term, po.tf, po.doc_length FROM ${s.schema}.mnemo_postings po
-       WHERE po.record_id IN (SELECT record_id FROM granted) AND po.term = ANY(${terms})
-         AND po.scope = 'shared' AND NOT (po.agent_id = ${v.agent} AND po.org_key = ${v.orgKey})
-         AND ${v.live('po')} AND ${v.passes('po')}
-     ),
-     terms AS MATERIALIZED (
-       SELECT t.term, sum(t.df)::float8 AS df, max(t.tf)::float8 AS tf, min(t.dl)::float8 AS dl FROM (
-         SELECT ts.term, ts.df, ts.max_tf AS tf, ts.min_length AS dl FROM ${s.schema}.mnemo_term_stats ts
-         WHERE ts.term = ANY(${terms}) AND ${v.countedByKey('ts')}
-         UNION ALL
-         SELECT term, 1, tf, doc_length FROM uncounted
-       ) t GROUP BY t.term HAVING sum(t.df) > 0
-     ),
-     weights AS MATERIALIZED (
-       SELECT t.term, t.df, t.tf, ${inverseDocumentFrequency('t.df')} AS idf,
-              ${score(inverseDocumentFrequency('t.df'), 't.tf', 't.dl')} AS bound,
-              (t.df <= st.n / 20 OR t.df = min(t.df) OVER ()) AS essential
-       FROM terms t CROSS JOIN stats st
-     ),
+     ${lexicalWeights(s, p, v, terms)},
      common AS MATERIALIZED (
        SELECT coalesce(sum(bound) FILTER (WHERE NOT essential), 0) AS bound,
               coalesce(array_agg(term) FILTER (WHERE essential), '{}') AS essential
@@ -512,7 +546,7 @@ function topOfVisible(
 }
 
 /** The rows of the ids of `top` (a CTE of id, score), best first. */
-function rowsOfTop(s: Session): string {
+export function rowsOfTop(s: Session): string {
   return `SELECT ${recordColumns(s.schema)}, top.score
      FROM top JOIN ${s.schema}.mnemo_records r ON r.id = top.id
      ORDER BY top.score DESC, r.id COLLATE "C" ASC`;

@@ -1,10 +1,11 @@
 import type { ScoredRecord, VectorQuery } from '@mnemo/core';
 import { unpackArray, unpackVector } from './binary.js';
+import type { FeedPosition } from './cached-records.js';
 import { rowToRecord } from './rows.js';
 import { roundedCosine } from './scores.js';
 import type { Row, Session } from './session.js';
 import { filterPredicate, Params, recordColumns, visiblePredicate } from './sql.js';
-import type { CachedRecord, FeedPosition, VectorCache } from './vector-cache.js';
+import type { CachedRecord, VectorCache } from './vector-cache.js';
 
 /** Records read per statement of the first load. */
 const LOAD_PAGE = 10_000;
@@ -19,8 +20,8 @@ const columns = (pgvector: boolean) =>
   `r.id, r.agent_id, r.org_id, r.scope, r.expires_at, ${pgvector ? 'vector_send' : 'array_send'}(r.embedding) AS embedding`;
 
 /** The statement's snapshot as a `FeedPosition`, for a query over `snap` (see `SNAPSHOT`). */
-const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
-function positionColumns(s: Session, p: Params): string {
+export const SNAPSHOT = `snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)`;
+export function positionColumns(s: Session, p: Params): string {
   return `(SELECT pg_snapshot_xmax(s)::text FROM snap) AS xmax,
     (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip,
     concat_ws(' ', extract(epoch FROM pg_postmaster_start_time()),
@@ -38,15 +39,30 @@ function positionColumns(s: Session, p: Params): string {
  * `written_xid` above it, copied by a restore from another cluster, is not
  * read again by every refresh.
  */
-function unseenRecords(p: Params, from: FeedPosition): string {
+export function unseenRecords(p: Params, from: FeedPosition): string {
   return `(r.written_xid BETWEEN ${p.add(from.from, '::xid8')} AND (SELECT pg_snapshot_xmax(s) FROM snap)
       OR r.written_xid = ANY(${p.add(from.pending, '::xid8[]')}))
     AND NOT r.is_plan AND r.deleted_at IS NULL`;
 }
 
-function toPosition(row: Row | undefined): FeedPosition {
+export function toPosition(row: Row | undefined): FeedPosition {
   if (row === undefined) throw new Error('the snapshot query returned no row');
   return { from: String(row.xmax), pending: (row.xip as string[]) ?? [], run: String(row.run) };
+}
+
+/**
+ * Where a cache's first load starts reading the feed: this statement's
+ * snapshot, with the token of this run written first (see migration 8),
+ * unless a process wrote it already.
+ */
+export async function feedStart(s: Session): Promise<FeedPosition> {
+  await s.exec(
+    `INSERT INTO ${s.schema}.mnemo_cache_epoch (token) VALUES (gen_random_uuid()::text)
+     ON CONFLICT DO NOTHING`,
+  );
+  const p = new Params();
+  const [row] = await s.all(`WITH ${SNAPSHOT} SELECT ${positionColumns(s, p)}`, p);
+  return toPosition(row);
 }
 
 /**
@@ -60,14 +76,7 @@ export async function loadVectorCache(
   cache: VectorCache,
   pgvector: boolean,
 ): Promise<void> {
-  // The token of this run (see migration 8), unless a process wrote it already.
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_cache_epoch (token) VALUES (gen_random_uuid()::text)
-     ON CONFLICT DO NOTHING`,
-  );
-  const p = new Params();
-  const [row] = await s.all(`WITH ${SNAPSHOT} SELECT ${positionColumns(s, p)}`, p);
-  const start = toPosition(row);
+  const start = await feedStart(s);
   let after: string | null = null;
   for (;;) {
     const page = new Params();
