@@ -1,5 +1,6 @@
 import {
   type AuditHead,
+  type LexicalQuery,
   type MemoryStore,
   MnemoError,
   type ScoredRecord,
@@ -10,6 +11,15 @@ import {
 import { ACCESS_FOLD_ROWS, countLoggedAccesses, foldAccesses, logAccesses } from './access-log.js';
 import { ChainHeads } from './chain-heads.js';
 import { mapPostgresError, storeClosed } from './errors.js';
+import { FollowedCache } from './followed-cache.js';
+import { LexicalCache, SCORE_MARGIN } from './lexical-cache.js';
+import {
+  lexicalStats,
+  loadLexicalCache,
+  refreshLexicalCache,
+  sameStats,
+  scoreLexicalCandidates,
+} from './lexical-cache-queries.js';
 import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
 import { ownPool, type PostgresClient, type PostgresPool, statementsFor } from './pool.js';
@@ -92,6 +102,17 @@ export interface PostgresStoreSettings {
    * scored in the database. Same results either way. Default `memory`.
    */
   vectorIndex?: 'memory' | 'sql';
+  /**
+   * How a lexical (BM25) search without filters, or with memory type and
+   * scope filters only, finds its top. `memory`: from every record's
+   * postings kept in this process (loaded by the first lexical search and
+   * kept current with every process's writes from then on), scored with the
+   * caller's statistics, which PostgreSQL computes; only the few records
+   * that can reach the top are then checked and scored in SQL, exactly as
+   * the SQL search scores them. `sql`: the search reads the query terms'
+   * postings in the database. Same results either way. Default `memory`.
+   */
+  lexicalIndex?: 'memory' | 'sql';
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
   /** For the pool created from `connectionString`: connect timeout in ms (default 5,000). */
@@ -116,6 +137,7 @@ const STORE_OPTIONS: ReadonlySet<string> = new Set(
     prepareStatements: true,
     createSchema: true,
     vectorIndex: true,
+    lexicalIndex: true,
     statementTimeoutMs: true,
     connectionTimeoutMs: true,
     maxConnections: true,
@@ -159,6 +181,9 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   if (options.vectorIndex !== undefined && !['memory', 'sql'].includes(options.vectorIndex)) {
     throw invalid('vectorIndex', 'must be memory or sql');
   }
+  if (options.lexicalIndex !== undefined && !['memory', 'sql'].includes(options.lexicalIndex)) {
+    throw invalid('lexicalIndex', 'must be memory or sql');
+  }
   const dimensions = options.vectorDimensions;
   if (
     dimensions !== undefined &&
@@ -184,11 +209,20 @@ class PostgresStore implements MemoryStore {
   private dimensions: number | null = null;
   private readonly running = new Set<Promise<unknown>>();
   private readonly prepare: boolean;
-  /** The vector cache once its first load has started (see `vectorCache`). */
-  private vectorsLoading: Promise<VectorCache> | null = null;
-  /** The refresh of the vector cache running, and the one queued behind it (see `refreshVectors`). */
-  private refreshing: Promise<VectorCache> | null = null;
-  private nextRefresh: Promise<VectorCache> | null = null;
+  /** The vector cache (see VectorCache). */
+  private readonly vectors = new FollowedCache<VectorCache>({
+    create: () => new VectorCache(),
+    load: (pool, cache) => this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector)),
+    refresh: (pool, cache) => this.readOn(pool, (s) => refreshVectorCache(s, cache, this.pgvector)),
+    close: (cache) => cache.close(),
+  });
+  /** The lexical cache (see LexicalCache). */
+  private readonly lexicon = new FollowedCache<LexicalCache>({
+    create: () => new LexicalCache(),
+    load: (pool, cache) => this.readOn(pool, (s) => loadLexicalCache(s, cache)),
+    refresh: (pool, cache) => this.readOn(pool, (s) => refreshLexicalCache(s, cache)),
+    close: () => undefined,
+  });
   /**
    * Accesses logged since the last fold this process knows of (at `init()`,
    * the log's rows, counted up to a fold's worth), and the fold running.
@@ -354,7 +388,8 @@ class PostgresStore implements MemoryStore {
     this.closed = true;
     await this.opening?.catch(() => undefined);
     await Promise.allSettled([...this.running]);
-    (await this.vectorsLoading?.catch(() => null))?.close();
+    await this.vectors.close();
+    await this.lexicon.close();
     const pool = this.pool;
     this.pool = null;
     if (pool !== null && this.options.pool === undefined) await pool.end().catch(() => undefined);
@@ -495,7 +530,63 @@ class PostgresStore implements MemoryStore {
     this.read((s) => queries.getRecords(s, visibility, ids));
   list: MemoryStore['list'] = (query) => this.read((s) => queries.listRecords(s, query));
   searchLexical: MemoryStore['searchLexical'] = (query) =>
-    this.read((s) => queries.searchLexical(s, query));
+    this.options.lexicalIndex === 'sql' ||
+    !queries.onlyFilters(query, (name) => queries.POSTING_FILTERS.has(name))
+      ? this.read((s) => queries.searchLexical(s, query))
+      : this.onPool((pool) => this.searchLexicalFromCache(pool, query));
+
+  /**
+   * Takes the caller's BM25 statistics from PostgreSQL, scores the records
+   * of the lexical cache that may be visible with them, and has PostgreSQL
+   * check the visibility and filters of the best (and of the records written
+   * since the cache's snapshot) and score them, as the SQL search does, with
+   * the statistics of that statement's snapshot. The answer stands when
+   * those statistics are the ones the cache scored with, and the limit-th
+   * record scores above every record left out (see `LexicalCache`);
+   * otherwise, as `searchVectorFromCache` does, the deleted candidates are
+   * dropped, or more are taken, or the statistics read again (a write
+   * changed them meanwhile), and after a few tries the SQL search answers.
+   */
+  private async searchLexicalFromCache(
+    pool: PostgresPool,
+    query: LexicalQuery,
+  ): Promise<ScoredRecord[]> {
+    const cache = await this.lexicon.fresh(pool);
+    let stats = await this.readOn(pool, (s) => lexicalStats(s, query));
+    let depth = 2 * query.limit;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const found = cache.candidates(query.visibility, query.filters, stats, depth);
+      const from = cache.position;
+      if (found === null || from === null) break;
+      const scored = await this.readOn(pool, (s) =>
+        scoreLexicalCandidates(s, query, found.ids, from),
+      );
+      if (!sameStats(stats, scored.stats)) {
+        stats = scored.stats;
+        continue;
+      }
+      const { ranked } = scored;
+      const last = ranked[query.limit - 1];
+      if (
+        last === undefined
+          ? found.settles === Number.NEGATIVE_INFINITY
+          : last.score > found.settles + SCORE_MARGIN
+      ) {
+        return ranked;
+      }
+      const version = cache.version;
+      const gone = await this.readOn(pool, (s) => goneRecords(s, found.ids));
+      if (gone.length > 0) {
+        cache.drop(gone, version);
+      } else if (ranked.length === 0) {
+        break;
+      } else {
+        const wanted = Math.ceil((2 * query.limit * found.ids.length) / ranked.length);
+        depth = Math.max(2 * depth, wanted);
+      }
+    }
+    return this.readOn(pool, (s) => queries.searchLexical(s, query));
+  }
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.options.vectorIndex === 'sql' || query.filters.threadId !== undefined
       ? this.read((s) => queries.searchVector(s, query, this.pgvector))
@@ -525,7 +616,7 @@ class PostgresStore implements MemoryStore {
     pool: PostgresPool,
     query: VectorQuery,
   ): Promise<ScoredRecord[]> {
-    const cache = await this.refreshVectors(pool);
+    const cache = await this.vectors.fresh(pool);
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.vector, depth);
@@ -557,52 +648,6 @@ class PostgresStore implements MemoryStore {
     return this.readOn(pool, (s) => queries.searchVector(s, query, this.pgvector));
   }
 
-  /** The vector cache, loaded by the first call (see VectorCache), on `pool`. */
-  private vectorCache(pool: PostgresPool): Promise<VectorCache> {
-    if (this.vectorsLoading === null) {
-      const cache = new VectorCache();
-      const load = this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector)).then(
-        () => cache,
-      );
-      this.vectorsLoading = load.catch((error) => {
-        cache.close();
-        this.vectorsLoading = null;
-        throw error;
-      });
-    }
-    return this.vectorsLoading;
-  }
-
-  /**
-   * The vector cache, brought up to a snapshot taken after this call: a
-   * refresh running already may have taken its snapshot before a write the
-   * caller saw commit, so the caller waits for the next one, which every
-   * caller arriving meanwhile shares. When the cache's position belongs to
-   * another run of the transaction ids (see `FeedPosition.run`: a restart, a
-   * crash, a restore), the cache is loaded anew.
-   */
-  private refreshVectors(pool: PostgresPool): Promise<VectorCache> {
-    if (this.refreshing === null) {
-      const run = this.vectorCache(pool).then(async (cache) => {
-        if (await this.readOn(pool, (s) => refreshVectorCache(s, cache, this.pgvector)))
-          return cache;
-        this.vectorsLoading = null;
-        cache.close();
-        return this.vectorCache(pool);
-      });
-      this.refreshing = run.finally(() => {
-        this.refreshing = null;
-      });
-      return this.refreshing;
-    }
-    this.nextRefresh ??= this.refreshing
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRefresh = null;
-        return this.refreshVectors(pool);
-      });
-    return this.nextRefresh;
-  }
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
     this.read((s) => planQueries.findPlanCandidates(s, query));
   readAudit: MemoryStore['readAudit'] = (page) => this.read((s) => queries.readAudit(s, page));

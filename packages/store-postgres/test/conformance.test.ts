@@ -18,7 +18,7 @@ function suite(
   name: string,
   url: string | undefined,
   vector: 'array' | 'pgvector',
-  vectorIndex: 'memory' | 'sql' = 'memory',
+  index: 'memory' | 'sql' = 'memory',
 ): void {
   if (url === undefined) return;
   runConformanceSuite(vitest, {
@@ -29,7 +29,8 @@ function suite(
         connectionString: url,
         schema,
         vector,
-        vectorIndex,
+        vectorIndex: index,
+        lexicalIndex: index,
         maxConnections: 4,
       });
       schemas.set(store, schema);
@@ -49,6 +50,6 @@ function suite(
 describePostgres('postgres', () => {
   suite('postgres (real[] vectors)', PG_URL, 'array');
   suite('postgres (pgvector)', PGVECTOR_URL, 'pgvector');
-  // Vector searches without filters answer from memory by default: once more scanning in SQL.
-  suite('postgres (pgvector, vector search in SQL)', PGVECTOR_URL, 'pgvector', 'sql');
+  // Vector and lexical searches answer from memory by default: once more searching in SQL.
+  suite('postgres (pgvector, vector and lexical search in SQL)', PGVECTOR_URL, 'pgvector', 'sql');
 });

@@ -190,6 +190,8 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
       { connectionString: PG_URL, maxConnections: 2.5 },
       { connectionString: PG_URL, createSchema: 'no' },
       { connectionString: PG_URL, vectorIndex: 'hnsw' },
+      { connectionString: PG_URL, lexicalIndex: 'gin' },
+      { connectionString: PG_URL, lexicalIndex: true },
     ]) {
       expect(() => createPostgresStore(options as never)).toThrow(
         expect.objectContaining({ code: 'INVALID_INPUT' }),
@@ -214,7 +216,9 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
         prepareStatements: false,
         vector: 'pgvector' as const,
         vectorIndex: 'sql' as const,
+        lexicalIndex: 'sql' as const,
       },
+      { connectionString: PG_URL as string, lexicalIndex: 'memory' as const },
     ]) {
       expect(createPostgresStore(options).capabilities.name).toBe('postgres');
     }

@@ -34,6 +34,7 @@ describe('createPostgresStore options', () => {
         vector: 'array',
         vectorDimensions: 384,
         vectorIndex: 'sql',
+        lexicalIndex: 'sql',
         prepareStatements: false,
         createSchema: true,
         statementTimeoutMs: 1,
