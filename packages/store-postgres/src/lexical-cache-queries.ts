@@ -176,13 +176,13 @@ export async function scoreLexicalCandidates(
   const rows = await s.all(
     `WITH ${SNAPSHOT}, ${v.ctes()},
      ${lexicalWeights(s, p, v, terms)},
+     -- The candidates, and the records written since the cache's snapshot, as one array.
      candidates AS MATERIALIZED (
-       SELECT c.record_id FROM unnest(${p.texts(ids)}) AS c(record_id)
-       UNION
-       SELECT r.id FROM ${s.schema}.mnemo_records r WHERE ${unseenRecords(p, from)}
+       SELECT ${p.texts(ids)} || coalesce(array_agg(r.id), '{}') AS ids
+       FROM ${s.schema}.mnemo_records r WHERE ${unseenRecords(p, from)}
      ),
      top AS MATERIALIZED (
-       ${lexicalFullScores(s, p, terms, 'candidates', `${v.live('po')} AND ${v.visible('po')}`)}
+       ${lexicalFullScores(s, p, terms, '(SELECT ids FROM candidates)::text[]', `${v.live('po')} AND ${v.visible('po')}`, 'array')}
        ORDER BY score DESC, id COLLATE "C" ASC
        LIMIT ${p.add(query.limit, '::int')}
      )

@@ -31,32 +31,42 @@ export const SCORE_MARGIN = 1e-9;
 /** Candidates past this many times the depth asked for (ties at the cut) are not worth it. */
 const MOST_CANDIDATES_PER_DEPTH = 20;
 
-/** A growable list of postings of one term: slots and term frequencies. */
-class PostingList {
-  slots = new Int32Array(4);
-  tfs = new Int32Array(4);
-  size = 0;
+/** A term of a search, with its postings, weight (idf · (k1 + 1)) and bound of its score. */
+interface Weighed {
+  readonly term: number;
+  readonly list: PostingList;
+  readonly df: number;
+  readonly weight: number;
+  readonly bound: number;
+}
 
-  push(slot: number, tf: number): void {
-    if (this.size === this.slots.length) {
-      const slots = new Int32Array(this.size * 2);
-      const tfs = new Int32Array(this.size * 2);
-      slots.set(this.slots);
-      tfs.set(this.tfs);
-      this.slots = slots;
-      this.tfs = tfs;
-    }
-    this.slots[this.size] = slot;
-    this.tfs[this.size] = tf;
-    this.size += 1;
+/**
+ * The postings of one term: slots and term frequencies. Plain arrays (of
+ * small integers, 4 bytes an element): most terms have a posting or two, and
+ * a pair of typed arrays cost some 200 bytes of objects each.
+ */
+class PostingList {
+  readonly slots: number[] = [];
+  readonly tfs: number[] = [];
+  /** The largest tf and the least length of the records ever listed: bounds of the term's score. */
+  maxTf = 0;
+  minLength = Number.POSITIVE_INFINITY;
+
+  push(slot: number, tf: number, length: number): void {
+    this.maxTf = Math.max(this.maxTf, tf);
+    this.minLength = Math.min(this.minLength, length);
+    this.slots.push(slot);
+    this.tfs.push(tf);
   }
 
   remove(slot: number): void {
-    const at = this.slots.subarray(0, this.size).indexOf(slot);
+    const at = this.slots.indexOf(slot);
     if (at < 0) return;
-    this.size -= 1;
-    this.slots[at] = this.slots[this.size] as number;
-    this.tfs[at] = this.tfs[this.size] as number;
+    const last = this.slots.length - 1;
+    this.slots[at] = this.slots[last] as number;
+    this.tfs[at] = this.tfs[last] as number;
+    this.slots.pop();
+    this.tfs.pop();
   }
 }
 
@@ -84,51 +94,61 @@ class PostingList {
 export class LexicalCache extends CachedRecords {
   private readonly termIds = new Map<string, number>();
   private readonly postings: PostingList[] = [];
-  /** Per slot, its record's term ids and frequencies (to replace them when the record is added again). */
-  private slotTerms: (Int32Array | undefined)[] = [];
-  private slotTfs: (Int32Array | undefined)[] = [];
+  /**
+   * Per slot, its record's term ids and frequencies, in turn (to look up its common terms, and
+   * to replace them when the record is added again).
+   */
+  private own: (number[] | undefined)[] = [];
   private lengths = new Float64Array(0);
   private types = new Int32Array(0);
   private readonly typeKeys = new Map<string, number>();
   /** Per-search scratch: each slot's score, and whether it may be visible (0 unknown, 1 yes, 2 no). */
   private scores = new Float64Array(0);
   private seen = new Uint8Array(0);
+  private touched = new Int32Array(0);
 
   /** Adds a record, or replaces the one of its id (see `place`). */
   add(record: LexicalRecord): void {
     const slot = this.place(record);
     this.lengths[slot] = record.docLength;
     this.types[slot] = intern(this.typeKeys, record.memoryType);
-    const terms = Int32Array.from(record.terms, (term) => intern(this.termIds, term));
-    const tfs = Int32Array.from(record.tfs);
-    const old = this.slotTerms[slot];
+    const own: number[] = [];
+    record.terms.forEach((term, i) => {
+      own.push(intern(this.termIds, term), record.tfs[i] as number);
+    });
+    const old = this.own[slot];
     if (old !== undefined) {
-      const oldTfs = this.slotTfs[slot] as Int32Array;
-      if (sameValues(old, terms) && sameValues(oldTfs, tfs)) return;
-      for (const term of old) this.postings[term]?.remove(slot);
+      if (old.length === own.length && old.every((value, i) => value === own[i])) return;
+      for (let i = 0; i < old.length; i += 2) this.postings[old[i] as number]?.remove(slot);
     }
-    this.slotTerms[slot] = terms;
-    this.slotTfs[slot] = tfs;
-    for (let i = 0; i < terms.length; i += 1) {
-      const term = terms[i] as number;
+    this.own[slot] = own;
+    for (let i = 0; i < own.length; i += 2) {
+      const term = own[i] as number;
       let list = this.postings[term];
       if (list === undefined) {
         list = new PostingList();
         this.postings[term] = list;
       }
-      list.push(slot, tfs[i] as number);
+      list.push(slot, own[i + 1] as number, record.docLength);
     }
   }
 
   /**
    * The ids of the held records that may be among the `limit` visible ones
-   * of best BM25 score under `stats`, at least `depth` of them, with the best
-   * score of the records that may be visible and are not among them
+   * of best BM25 score under `stats`, at least `depth` of them, with a bound
+   * of the score of every record that may be visible and is not among them
    * (`settles`, -Infinity for none): the candidates hold the top once its
    * `limit`-th visible record scores above `settles` + `SCORE_MARGIN`. Every
    * record that scores within twice that margin of the `depth`-th is a
    * candidate, so that ties at the cut settle. Null when those ties are too
    * many to be worth checking.
+   *
+   * As `lexicalPruned` does (MaxScore), the postings of the query's common
+   * terms (in more than one record in 20) are not read: the records found
+   * through the other terms look their common terms up among their own, and
+   * a record holding only common terms scores at most the sum of their
+   * bounds (largest tf, least length), which `settles` then includes. While
+   * that sum reaches the cut, the rarest common term is read too.
    */
   candidates(
     visibility: Visibility,
@@ -140,59 +160,136 @@ export class LexicalCache extends CachedRecords {
     if (this.scores.length < slots) {
       this.scores = new Float64Array(this.live.length);
       this.seen = new Uint8Array(this.live.length);
+      this.touched = new Int32Array(this.live.length);
     }
-    const { scores, seen } = this;
+    const norm = BM25_K1 * (1 - BM25_B);
+    const perLength = (BM25_K1 * BM25_B) / stats.avgdl;
+    const terms: Weighed[] = [];
+    stats.terms.forEach((name, t) => {
+      const term = this.termIds.get(name);
+      const list = term === undefined ? undefined : this.postings[term];
+      if (term === undefined || list === undefined) return;
+      const df = stats.dfs[t] as number;
+      const weight = Math.log(1 + (stats.n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1);
+      const bound = (weight * list.maxTf) / (list.maxTf + norm + perLength * list.minLength);
+      terms.push({ term, list, df, weight, bound });
+    });
+    // The common terms first as lexicalPruned takes them; while their bounds reach the cut,
+    // the rarest of them is read too.
+    terms.sort((a, b) => a.df - b.df);
+    const passes = this.passes(visibility, filters);
+    let read = Math.max(1, terms.filter((t) => t.df <= stats.n / 20).length);
+    for (; read < terms.length; read += 1) {
+      const common = terms.slice(read);
+      const bound = common.reduce((sum, t) => sum + t.bound, 0);
+      const found = this.best(terms.slice(0, read), common, passes, perLength, depth, bound);
+      if (found !== null) return found;
+    }
+    return this.best(terms, [], passes, perLength, depth, Number.NEGATIVE_INFINITY);
+  }
+
+  /** Whether a slot's record may be visible to the caller and pass the memory type and scope filters. */
+  private passes(visibility: Visibility, filters: RecordFilters): (slot: number) => boolean {
     const visible = this.mayBeVisible(visibility);
     const types =
       filters.memoryTypes &&
       new Set(filters.memoryTypes.map((type) => this.typeKeys.get(type) ?? -1));
     const scopes = filters.scopes && new Set(filters.scopes.map((scope) => SCOPES.indexOf(scope)));
-    const passes = (slot: number) =>
+    if (types === undefined && scopes === undefined) return visible;
+    return (slot) =>
       visible(slot) &&
       (types === undefined || types.has(this.types[slot] as number)) &&
       (scopes === undefined || scopes.has(this.scopes[slot] as number));
-    const touched: number[] = [];
+  }
+
+  /**
+   * `candidates` over the records holding a term of `read`, scored in full
+   * (the terms of `looked` looked up in their own postings), the rest bound
+   * by `others`; null when that bound reaches the cut.
+   */
+  private best(
+    read: readonly Weighed[],
+    looked: readonly Weighed[],
+    passes: (slot: number) => boolean,
+    perLength: number,
+    depth: number,
+    others: number,
+  ): { ids: string[]; settles: number } | null {
+    const { scores, seen, touched, lengths } = this;
     const norm = BM25_K1 * (1 - BM25_B);
-    const perLength = (BM25_K1 * BM25_B) / stats.avgdl;
-    // Summed in term order (byte order, as `lexicalStats` returns them), as PostgreSQL sums.
-    for (let t = 0; t < stats.terms.length; t += 1) {
-      const term = this.termIds.get(stats.terms[t] as string);
-      const list = term === undefined ? undefined : this.postings[term];
-      if (list === undefined) continue;
-      const df = stats.dfs[t] as number;
-      const idf = Math.log(1 + (stats.n - df + 0.5) / (df + 0.5));
-      const weight = idf * (BM25_K1 + 1);
-      for (let i = 0; i < list.size; i += 1) {
-        const slot = list.slots[i] as number;
+    let count = 0;
+    for (const { list, weight } of read) {
+      const { slots: listed, tfs: frequencies } = list;
+      for (let i = 0; i < listed.length; i += 1) {
+        const slot = listed[i] as number;
         let state = seen[slot] as number;
         if (state === 0) {
           state = passes(slot) ? 1 : 2;
           seen[slot] = state;
-          touched.push(slot);
+          touched[count] = slot;
+          count += 1;
           scores[slot] = 0;
         }
         if (state !== 1) continue;
-        const tf = list.tfs[i] as number;
+        const tf = frequencies[i] as number;
         scores[slot] =
           (scores[slot] as number) +
-          (weight * tf) / (tf + norm + perLength * (this.lengths[slot] as number));
+          (weight * tf) / (tf + norm + perLength * (lengths[slot] as number));
       }
     }
-    const scored = touched.filter((slot) => seen[slot] === 1);
-    for (const slot of touched) seen[slot] = 0;
-    if (scored.length <= depth) {
-      return {
-        ids: scored.map((slot) => this.ids[slot] as string),
-        settles: Number.NEGATIVE_INFINITY,
-      };
+    // The visible ones, with their partial scores; the depth-th best of those is a floor of the
+    // cut, so a record whose partial score and common terms' bounds cannot reach it is left
+    // out, bound by that sum, without looking its common terms up.
+    let scored = 0;
+    for (let i = 0; i < count; i += 1) {
+      const slot = touched[i] as number;
+      const state = seen[slot];
+      seen[slot] = 0;
+      if (state !== 1) continue;
+      touched[scored] = slot;
+      scored += 1;
     }
-    const cut = kthLargest(
-      Float64Array.from(scored, (slot) => scores[slot] as number),
-      depth,
-    );
+    const found = touched.subarray(0, scored);
+    if (scored <= depth) {
+      if (others !== Number.NEGATIVE_INFINITY) return null;
+      return { ids: Array.from(found, (slot) => this.ids[slot] as string), settles: others };
+    }
+    const values = new Float64Array(scored);
+    for (let i = 0; i < scored; i += 1) values[i] = scores[found[i] as number] as number;
+    let settles = others;
+    let full = scored;
+    if (looked.length > 0) {
+      const floor = kthLargest(values, depth) - 2 * SCORE_MARGIN;
+      const bound = looked.reduce((sum, t) => sum + t.bound, 0);
+      full = 0;
+      for (let i = 0; i < scored; i += 1) {
+        const slot = found[i] as number;
+        const partial = scores[slot] as number;
+        if (partial + bound < floor) {
+          if (partial + bound > settles) settles = partial + bound;
+          continue;
+        }
+        found[full] = slot;
+        full += 1;
+        const own = this.own[slot] as number[];
+        let score = partial;
+        for (const { term, weight } of looked) {
+          for (let at = 0; at < own.length; at += 2) {
+            if (own[at] !== term) continue;
+            const tf = own[at + 1] as number;
+            score += (weight * tf) / (tf + norm + perLength * (lengths[slot] as number));
+            break;
+          }
+        }
+        scores[slot] = score;
+        values[full - 1] = score;
+      }
+    }
+    const cut = kthLargest(values.subarray(0, full), depth);
+    if (cut - 2 * SCORE_MARGIN <= settles + SCORE_MARGIN) return null;
     const ids: string[] = [];
-    let settles = Number.NEGATIVE_INFINITY;
-    for (const slot of scored) {
+    for (let i = 0; i < full; i += 1) {
+      const slot = found[i] as number;
       const score = scores[slot] as number;
       if (score >= cut - 2 * SCORE_MARGIN) ids.push(this.ids[slot] as string);
       else if (score > settles) settles = score;
@@ -211,37 +308,29 @@ export class LexicalCache extends CachedRecords {
   }
 
   protected renumbered(to: Int32Array, count: number): void {
-    const terms: (Int32Array | undefined)[] = new Array(count);
-    const tfs: (Int32Array | undefined)[] = new Array(count);
+    const own: (number[] | undefined)[] = new Array(count);
     for (let slot = 0; slot < to.length; slot += 1) {
       const next = to[slot] as number;
       if (next < 0) continue;
-      terms[next] = this.slotTerms[slot];
-      tfs[next] = this.slotTfs[slot];
+      own[next] = this.own[slot];
       this.lengths[next] = this.lengths[slot] as number;
       this.types[next] = this.types[slot] as number;
     }
-    this.slotTerms = terms;
-    this.slotTfs = tfs;
+    this.own = own;
     for (const list of this.postings) {
       if (list === undefined) continue;
       let kept = 0;
-      for (let i = 0; i < list.size; i += 1) {
+      for (let i = 0; i < list.slots.length; i += 1) {
         const next = to[list.slots[i] as number] as number;
         if (next < 0) continue;
         list.slots[kept] = next;
         list.tfs[kept] = list.tfs[i] as number;
         kept += 1;
       }
-      list.size = kept;
+      list.slots.length = kept;
+      list.tfs.length = kept;
     }
   }
-}
-
-function sameValues(a: Int32Array, b: Int32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** The `k`-th largest of `values` (1-based, k ≤ length), reordering them (quickselect). */

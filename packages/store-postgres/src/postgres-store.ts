@@ -551,8 +551,14 @@ class PostgresStore implements MemoryStore {
     pool: PostgresPool,
     query: LexicalQuery,
   ): Promise<ScoredRecord[]> {
-    const cache = await this.lexicon.fresh(pool);
-    let stats = await this.readOn(pool, (s) => lexicalStats(s, query));
+    // Independent (the statistics the candidates are scored with are checked against those of
+    // the statement that scores them), so both at once; both settled before either fails the
+    // search, which `close()` waits for as a whole.
+    const refreshed = this.lexicon.fresh(pool);
+    const counted = this.readOn(pool, (s) => lexicalStats(s, query));
+    await Promise.allSettled([refreshed, counted]);
+    const cache = await refreshed;
+    let stats = await counted;
     let depth = 2 * query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.filters, stats, depth);

@@ -274,13 +274,15 @@ export function lexicalWeights(
 }
 
 /**
- * The rounded full scores (id, score) of the records of `ids` (a CTE of record_id), from
- * their postings of the query's terms (`terms`) that pass `condition`, with \`weights\` and
- * \`stats\` (see `lexicalWeights`), summed in term order. Their postings are found through the
- * record id index (`probe`), or, for many records, by one pass over the query terms' postings,
- * each kept when its record id is a key of a jsonb object of the ids. A join would be planned
- * on the CTEs' estimates of a row or two: as a nested loop that reads the term index once per
- * record.
+ * The rounded full scores (id, score) of the records of `ids`, from their postings of the
+ * query's terms (`terms`) that pass `condition`, with \`weights\` and \`stats\` (see
+ * `lexicalWeights`), summed in term order. Their postings are found through the record id
+ * index: `ids` a CTE of record_id joined (`join`), or a text[] expression (`array`: a join
+ * with ids the planner overestimates, such as the lexical cache's candidates, was planned as
+ * a pass over every posting of the query's terms); or, for many records, by one pass over the
+ * query terms' postings, each kept when its record id is a key of a jsonb object of the ids
+ * of the CTE `ids` (`pass`). A join would be planned on the CTEs' estimates of a row or two:
+ * as a nested loop that reads the term index once per record.
  */
 export function lexicalFullScores(
   s: Session,
@@ -288,15 +290,20 @@ export function lexicalFullScores(
   terms: string,
   ids: string,
   condition: string,
-  probe = true,
+  read: 'join' | 'array' | 'pass' = 'join',
 ): string {
+  const postings = `${s.schema}.mnemo_postings po JOIN weights w ON w.term = po.term CROSS JOIN stats st`;
+  const which = {
+    join: `FROM ${ids} c JOIN ${postings} ON po.record_id = c.record_id WHERE`,
+    array: `FROM (
+         SELECT * FROM ${s.schema}.mnemo_postings po WHERE po.record_id = ANY(${ids}) OFFSET 0
+       ) po JOIN weights w ON w.term = po.term CROSS JOIN stats st WHERE`,
+    pass: `FROM ${postings} WHERE (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id AND`,
+  }[read];
   return `SELECT id COLLATE "default" AS id, score FROM (
        SELECT po.record_id COLLATE "C" AS id,
               ${roundedBm25(`sum(${termScore(p, 'w.idf', 'po.tf::float8', 'po.doc_length::float8')} ORDER BY po.term)`)} AS score
-       FROM ${probe ? `${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id` : `${s.schema}.mnemo_postings po`}
-         JOIN weights w ON w.term = po.term CROSS JOIN stats st
-       WHERE ${condition} AND po.term = ANY(${terms})
-         ${probe ? '' : `AND (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id`}
+       ${which} ${condition} AND po.term = ANY(${terms})
        GROUP BY 1
      ) grouped`;
 }
@@ -332,7 +339,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
   const margin = SCORE_MARGIN_SQL;
   const fullScores = (ids: string, condition: string, probe = true) =>
-    lexicalFullScores(s, p, terms, ids, condition, probe);
+    lexicalFullScores(s, p, terms, ids, condition, probe ? 'join' : 'pass');
   const rows = await s.all(
     `WITH ${v.ctes()},
      ${lexicalWeights(s, p, v, terms)},

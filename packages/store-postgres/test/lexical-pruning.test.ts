@@ -38,7 +38,8 @@ async function openWith(betas: readonly string[]) {
   const schema = uniqueSchema('lexical_pruning');
   cleanup.push(() => dropSchema(schema));
   const engine = createEngine({
-    store: createPostgresStore({ pool, schema }),
+    // The SQL search's pruned query (the lexical cache has tests of its own).
+    store: createPostgresStore({ pool, schema, lexicalIndex: 'sql' }),
     readAuditing: false,
   });
   await engine.init();
