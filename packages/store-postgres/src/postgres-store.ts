@@ -559,7 +559,7 @@ class PostgresStore implements MemoryStore {
     await Promise.allSettled([refreshed, counted]);
     const cache = await refreshed;
     let stats = await counted;
-    let depth = 2 * query.limit;
+    let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.filters, stats, depth);
       const from = cache.position;
