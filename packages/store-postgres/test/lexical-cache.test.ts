@@ -1,7 +1,11 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import {
   createEngine,
   type LexicalQuery,
   type MemoryStore,
+  MnemoError,
   queryTerms,
   type RecordFilters,
   type ScoredRecord,
@@ -12,6 +16,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 
 // A lexical search without filters, or with memory type and scope filters only, scores the
 // records it holds in the process with the caller's statistics (`lexicalIndex: 'memory'`, the
@@ -52,8 +57,8 @@ afterEach(async () => {
  * A store on `schema` searching lexically from `lexicalIndex`, with the statements its pool
  * ran (`sent`): the SQL search's own statements among them mean the memory search fell back.
  */
-function store(schema: string, lexicalIndex: 'memory' | 'sql') {
-  const pool = new pg.Pool({ connectionString: PG_URL as string, max: 3 });
+function store(schema: string, lexicalIndex: 'memory' | 'sql', url = PG_URL as string) {
+  const pool = new pg.Pool({ connectionString: url, max: 3 });
   pool.on('error', () => undefined);
   const sent: string[] = [];
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
@@ -78,19 +83,19 @@ const sqlSearches = (sent: readonly string[]) =>
     .length;
 
 /** A writer engine and two readers on one new schema: one from memory, one searching in SQL. */
-async function setUp() {
+async function setUp(url = PG_URL as string) {
   const schema = uniqueSchema('lexical_cache');
-  cleanup.push(() => dropSchema(schema, PG_URL));
+  cleanup.push(() => dropSchema(schema, url));
   const writer = createPostgresStore({
-    connectionString: PG_URL as string,
+    connectionString: url,
     schema,
     vector: 'array',
   });
   cleanup.push(() => writer.close());
   const engine = createEngine({ store: writer, readAuditing: false });
   await engine.init();
-  const memory = store(schema, 'memory');
-  const sql = store(schema, 'sql');
+  const memory = store(schema, 'memory', url);
+  const sql = store(schema, 'sql', url);
   await memory.store.init();
   await sql.store.init();
   return { schema, engine, memory: memory.store, sent: memory.sent, sql: sql.store };
@@ -139,6 +144,22 @@ function copyStatements(schema: string, copyId: string): string[] {
      WHERE r.id = $1 AND r.expires_at IS NULL AND st.agent_id = r.agent_id AND st.org_key = coalesce(r.org_id, '')
        AND st.scope = r.scope AND st.memory_type = r.memory_type`,
   ];
+}
+
+const run = promisify(execFile);
+const bin = postgresBinDir();
+
+/** `call`, again while the store is unavailable (a connection the restart closed), for up to 10 s. */
+async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      const unavailable = MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE';
+      if (!unavailable || tries === 50) throw error;
+      await sleep(200);
+    }
+  }
 }
 
 describePostgres('lexical search from memory', () => {
@@ -415,4 +436,34 @@ describePostgres('lexical search from memory', () => {
       });
     }
   });
+
+  it.skipIf(bin === null)(
+    'loads the postings again after a server restart, which may have taken the server back in time',
+    async () => {
+      const server = await startDedicatedServer(bin as string);
+      cleanup.push(() => server.destroy());
+      const { engine, memory, sql } = await setUp(server.url);
+      const a = engine.as('agent-a');
+      await a.rememberMany(texts(13, 30).map((content) => ({ content })));
+      const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+      await same(memory, sql, visibility());
+      // A copy of the data folder, then transactions the cache's position moves past.
+      await server.stop('fast');
+      await run('cp', ['-a', server.data, `${server.data}.copy`]);
+      await server.start();
+      // Each its own transaction, so that the position moves well past the ids the copy hands
+      // out again.
+      for (const content of texts(14, 10)) await afterRestart(() => a.remember({ content }));
+      await afterRestart(() => same(memory, sql, visibility()));
+      // Restored from the copy: the next transactions take ids the position is already past.
+      await server.stop('fast');
+      await run('rm', ['-rf', server.data]);
+      await run('mv', [`${server.data}.copy`, server.data]);
+      await server.start();
+      const { id } = await afterRestart(() => a.remember({ content: 'bird bird bird' }));
+      const [birds] = await afterRestart(() => same(memory, sql, visibility(), 5, ['bird']));
+      expect(birds?.[0]?.[1]).toBe(id);
+    },
+    120_000,
+  );
 });
