@@ -2,8 +2,6 @@ import type { Visibility } from '@mnemo/core';
 import { type Candidates, VectorCodes } from '@mnemo/core/vector-codes';
 import { type CachedOwner, CachedRecords } from './cached-records.js';
 
-export type { FeedPosition } from './cached-records.js';
-
 /** What the cache keeps of a record: its vector and the owner part of visibility. */
 export interface CachedRecord extends CachedOwner {
   readonly embedding: Float32Array | null;
