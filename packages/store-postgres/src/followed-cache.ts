@@ -70,9 +70,10 @@ export class FollowedCache<C> {
     return this.nextRefresh;
   }
 
-  /** Ends the cache, once its load has settled. */
+  /** Ends the cache, once its load has settled, and lets it go (a closed store keeps none). */
   async close(): Promise<void> {
     const cache = await this.loading?.catch(() => null);
+    this.loading = null;
     if (cache !== undefined && cache !== null) this.feed.close(cache);
   }
 }

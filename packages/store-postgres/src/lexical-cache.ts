@@ -1,5 +1,6 @@
 import { BM25_B, BM25_K1, type RecordFilters, type Visibility } from '@mnemo/core';
 import { type CachedOwner, CachedRecords, intern, SCOPES } from './cached-records.js';
+import { SCORE_MARGIN } from './scores.js';
 
 /** What the lexical cache keeps of a record: its postings, length, memory type and owner part. */
 export interface LexicalRecord extends CachedOwner {
@@ -20,13 +21,8 @@ export interface LexicalStats {
   readonly dfs: readonly number[];
 }
 
-/**
- * How far a score in JavaScript and PostgreSQL's rounded one of the same
- * record can be apart: scores are rounded to 1e-10, and sums added in another
- * order, or `ln` and `Math.log`, differ in their last bits (see
- * `lexicalPruned`, which takes the same margin).
- */
-export const SCORE_MARGIN = 1e-9;
+/** BM25's k1 · (1 − b): the part of a term score's denominator that does not grow with length. */
+const NORM = BM25_K1 * (1 - BM25_B);
 
 /** Candidates past this many times the depth asked for (ties at the cut) are not worth it. */
 const MOST_CANDIDATES_PER_DEPTH = 20;
@@ -42,7 +38,7 @@ interface Weighed {
 
 /**
  * The postings of one term: slots and term frequencies. Plain arrays (of
- * small integers, 4 bytes an element): most terms have a posting or two, and
+ * small integers, held unboxed): most terms have a posting or two, and
  * a pair of typed arrays cost some 200 bytes of objects each.
  */
 class PostingList {
@@ -135,7 +131,8 @@ export class LexicalCache extends CachedRecords {
 
   /**
    * The ids of the held records that may be among the `limit` visible ones
-   * of best BM25 score under `stats`, at least `depth` of them, with a bound
+   * of best BM25 score under `stats` (the `depth` best, and any tied with the `depth`-th; all
+   * found, when fewer), with a bound
    * of the score of every record that may be visible and is not among them
    * (`settles`, -Infinity for none): the candidates hold the top once its
    * `limit`-th visible record scores above `settles` + `SCORE_MARGIN`. Every
@@ -162,7 +159,6 @@ export class LexicalCache extends CachedRecords {
       this.seen = new Uint8Array(this.live.length);
       this.touched = new Int32Array(this.live.length);
     }
-    const norm = BM25_K1 * (1 - BM25_B);
     const perLength = (BM25_K1 * BM25_B) / stats.avgdl;
     const terms: Weighed[] = [];
     stats.terms.forEach((name, t) => {
@@ -171,7 +167,7 @@ export class LexicalCache extends CachedRecords {
       if (term === undefined || list === undefined) return;
       const df = stats.dfs[t] as number;
       const weight = Math.log(1 + (stats.n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1);
-      const bound = (weight * list.maxTf) / (list.maxTf + norm + perLength * list.minLength);
+      const bound = (weight * list.maxTf) / (list.maxTf + NORM + perLength * list.minLength);
       terms.push({ term, list, df, weight, bound });
     });
     // The common terms first as lexicalPruned takes them; while their bounds reach the cut,
@@ -216,7 +212,6 @@ export class LexicalCache extends CachedRecords {
     others: number,
   ): { ids: string[]; settles: number } | null {
     const { scores, seen, touched, lengths } = this;
-    const norm = BM25_K1 * (1 - BM25_B);
     let count = 0;
     for (const { list, weight } of read) {
       const { slots: listed, tfs: frequencies } = list;
@@ -234,7 +229,7 @@ export class LexicalCache extends CachedRecords {
         const tf = frequencies[i] as number;
         scores[slot] =
           (scores[slot] as number) +
-          (weight * tf) / (tf + norm + perLength * (lengths[slot] as number));
+          (weight * tf) / (tf + NORM + perLength * (lengths[slot] as number));
       }
     }
     // The visible ones, with their partial scores; the depth-th best of those is a floor of the
@@ -277,7 +272,7 @@ export class LexicalCache extends CachedRecords {
           for (let at = 0; at < own.length; at += 2) {
             if (own[at] !== term) continue;
             const tf = own[at + 1] as number;
-            score += (weight * tf) / (tf + norm + perLength * (lengths[slot] as number));
+            score += (weight * tf) / (tf + NORM + perLength * (lengths[slot] as number));
             break;
           }
         }

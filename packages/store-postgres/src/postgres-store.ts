@@ -12,7 +12,7 @@ import { ACCESS_FOLD_ROWS, countLoggedAccesses, foldAccesses, logAccesses } from
 import { ChainHeads } from './chain-heads.js';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { FollowedCache } from './followed-cache.js';
-import { LexicalCache, SCORE_MARGIN } from './lexical-cache.js';
+import { LexicalCache } from './lexical-cache.js';
 import {
   lexicalStats,
   loadLexicalCache,
@@ -24,6 +24,7 @@ import { MIGRATIONS, type VectorColumn } from './migrations.js';
 import * as planQueries from './plan-queries.js';
 import { ownPool, type PostgresClient, type PostgresPool, statementsFor } from './pool.js';
 import * as queries from './queries.js';
+import { SCORE_MARGIN } from './scores.js';
 import { Session } from './session.js';
 import { Params } from './sql.js';
 import { VectorCache } from './vector-cache.js';

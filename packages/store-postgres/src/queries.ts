@@ -22,7 +22,7 @@ import { forgetAccesses } from './access-log.js';
 import { packVectors } from './binary.js';
 import { countPlanTokens, forgetPlanStats, forgetPlans } from './plan-queries.js';
 import { rowToAuditEvent, rowToGrant, rowToRecord } from './rows.js';
-import { rounded, roundedBm25 } from './scores.js';
+import { rounded, roundedBm25, SCORE_MARGIN } from './scores.js';
 import type { Row, Session } from './session.js';
 import {
   filterPredicate,
@@ -226,16 +226,10 @@ async function lexicalFromPostings(s: Session, query: LexicalQuery): Promise<Sco
 }
 
 /**
- * Scores are rounded to 1e-10; a margin ten times that absorbs the rounding and the last bits
- * of sums added in another order (see `SCORE_MARGIN` of the lexical cache, the same).
- */
-const SCORE_MARGIN_SQL = '1e-9';
-
-/**
  * The CTEs, after `postingVisibility`'s, giving the query's terms (`terms`, a text[] parameter)
- * their weights for the caller: \`uncounted\` (the visible postings \`mnemo_term_stats\` does not
- * count), \`terms\` (term, df, and the largest tf and least length, of the terms some visible
- * record holds) and \`weights\` (with idf, the term's bound, and whether it is essential: see
+ * their weights for the caller: `uncounted` (the visible postings `mnemo_term_stats` does not
+ * count), `terms` (term, df, and the largest tf and least length, of the terms some visible
+ * record holds) and `weights` (with idf, the term's bound, and whether it is essential: see
  * `lexicalPruned`).
  */
 export function lexicalWeights(
@@ -275,7 +269,7 @@ export function lexicalWeights(
 
 /**
  * The rounded full scores (id, score) of the records of `ids`, from their postings of the
- * query's terms (`terms`) that pass `condition`, with \`weights\` and \`stats\` (see
+ * query's terms (`terms`) that pass `condition`, with `weights` and `stats` (see
  * `lexicalWeights`), summed in term order. Their postings are found through the record id
  * index: `ids` a CTE of record_id joined (`join`), or a text[] expression (`array`: a join
  * with ids the planner overestimates, such as the lexical cache's candidates, was planned as
@@ -337,7 +331,7 @@ async function lexicalPruned(s: Session, query: LexicalQuery): Promise<ScoredRec
   const terms = p.texts(query.terms);
   const limit = p.add(query.limit, '::int');
   const score = (idf: string, tf: string, dl: string) => termScore(p, idf, tf, dl);
-  const margin = SCORE_MARGIN_SQL;
+  const margin = String(SCORE_MARGIN);
   const fullScores = (ids: string, condition: string, probe = true) =>
     lexicalFullScores(s, p, terms, ids, condition, probe ? 'join' : 'pass');
   const rows = await s.all(

@@ -8,6 +8,14 @@ const SCORE_DIGITS = 10;
 const SCALE = 10 ** SCORE_DIGITS;
 
 /**
+ * How far apart two computations of one rounded score can be: ten times the
+ * rounding, absorbing it and the last bits of sums added in another order (or
+ * of `ln` against `Math.log`). The pruned lexical search and the lexical
+ * cache compare scores against bounds with it.
+ */
+export const SCORE_MARGIN = 1e-9;
+
+/**
  * `score` rounded to `SCORE_DIGITS` decimals in float8 arithmetic
  * (`round(x · 10¹⁰) / 10¹⁰`). Rounding through `numeric` cost more than the
  * cosine itself at 100k records, and differed from DuckDB in about 3 of a
