@@ -50,6 +50,8 @@ export abstract class CachedRecords {
   /** Per slot, the position its record was added toward (`moves` + 1 when added; see `drop`). */
   private addedIn = new Int32Array(0);
   private dead = 0;
+  /** How many records `drop` has dropped, ever (see `drops`). */
+  private dropped = 0;
   private readonly ownerKeys = new Map<string, number>();
   private readonly orgKeys = new Map<string, number>();
   /** Where the next refresh reads from; null until the first load. */
@@ -74,6 +76,15 @@ export abstract class CachedRecords {
    */
   get version(): number {
     return this.moves;
+  }
+
+  /**
+   * How many records have been dropped so far: equal before and after an
+   * await, the cache still holds every record it held before (a refresh may
+   * have added some).
+   */
+  get drops(): number {
+    return this.dropped;
   }
 
   /** How many slots are in use (live or dead). */
@@ -123,6 +134,7 @@ export abstract class CachedRecords {
       this.slotOf.delete(id);
       this.live[slot] = 0;
       this.dead += 1;
+      this.dropped += 1;
     }
     if (this.dead > 1024 && this.dead > this.slotOf.size) this.compact();
   }

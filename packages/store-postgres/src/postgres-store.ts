@@ -562,15 +562,27 @@ class PostgresStore implements MemoryStore {
     let stats = await counted;
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const found = cache.candidates(query.visibility, query.filters, stats, depth);
+      let found = cache.candidates(query.visibility, query.filters, stats, depth);
       const from = cache.position;
       if (found === null || from === null) break;
+      const drops = cache.drops;
+      const sentIds = found.ids;
       const scored = await this.readOn(pool, (s) =>
-        scoreLexicalCandidates(s, query, found.ids, from),
+        scoreLexicalCandidates(s, query, sentIds, from),
       );
       if (!sameStats(stats, scored.stats)) {
+        // A write changed the statistics after they were read; the statement scored with the
+        // new ones. Its answer stands if the candidates under those are among the ones it
+        // scored, taken from a cache that has dropped no record since (one dropped may still
+        // be live in that statement's snapshot, and would be bounded by nothing).
         stats = scored.stats;
-        continue;
+        const again =
+          cache.drops === drops
+            ? cache.candidates(query.visibility, query.filters, stats, depth)
+            : null;
+        const sent = new Set(sentIds);
+        if (again === null || !again.ids.every((id) => sent.has(id))) continue;
+        found = again;
       }
       const { ranked } = scored;
       const last = ranked[query.limit - 1];

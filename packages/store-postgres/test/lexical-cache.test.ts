@@ -61,12 +61,18 @@ function store(schema: string, lexicalIndex: 'memory' | 'sql', url = PG_URL as s
   const pool = new pg.Pool({ connectionString: url, max: 3 });
   pool.on('error', () => undefined);
   const sent: string[] = [];
+  /** Runs before each statement that scores the cache's candidates is sent, when set. */
+  const hooks: { beforeScoring: (() => Promise<unknown>) | null } = { beforeScoring: null };
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   Object.assign(pool, {
     query: (...args: unknown[]) => {
       const config = args[0] as string | { text: string };
-      sent.push(typeof config === 'string' ? config : config.text);
-      return query(...args);
+      const text = typeof config === 'string' ? config : config.text;
+      sent.push(text);
+      const hook = hooks.beforeScoring;
+      return text.includes(SCORING) && hook !== null
+        ? hook().then(() => query(...args))
+        : query(...args);
     },
   });
   const opened = createPostgresStore({ pool, schema, lexicalIndex, vector: 'array' });
@@ -74,8 +80,11 @@ function store(schema: string, lexicalIndex: 'memory' | 'sql', url = PG_URL as s
     await opened.close();
     await pool.end();
   });
-  return { store: opened, sent };
+  return { store: opened, sent, hooks };
 }
+
+/** A phrase of the statement that scores the cache's candidates (`scoreLexicalCandidates`). */
+const SCORING = "the records written since the cache's snapshot, as one array";
 
 /** How many SQL lexical searches (pruned, or over the postings) a pool ran. */
 const sqlSearches = (sent: readonly string[]) =>
@@ -98,7 +107,14 @@ async function setUp(url = PG_URL as string) {
   const sql = store(schema, 'sql', url);
   await memory.store.init();
   await sql.store.init();
-  return { schema, engine, memory: memory.store, sent: memory.sent, sql: sql.store };
+  return {
+    schema,
+    engine,
+    memory: memory.store,
+    sent: memory.sent,
+    hooks: memory.hooks,
+    sql: sql.store,
+  };
 }
 
 const answer = (hits: readonly ScoredRecord[]) =>
@@ -222,6 +238,30 @@ describePostgres('lexical search from memory', () => {
     expect(before[0]?.[0]?.[0]).toBe('dog park dog park dog');
     const expired = await same(memory, sql, { ...now(), now: new Date(soon.getTime() + 1) });
     expect(expired[0]?.map(([content]) => content)).not.toContain('dog park dog park dog');
+    expect(sqlSearches(sent)).toBe(0);
+  });
+
+  it('keeps an answer whose statistics a write changed after they were read, when its candidates still hold the top', async () => {
+    const { engine, memory, sent, hooks, sql } = await setUp();
+    const a = engine.as('agent-a');
+    await a.rememberMany(texts(4, 150).map((content) => ({ content })));
+    const now = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
+    await same(memory, sql, now());
+    const scorings = () => sent.filter((text) => text.includes(SCORING)).length;
+    const before = scorings();
+    // Between the statistics and the statement scoring the candidates, a record the caller
+    // sees is written: N and the average length that statement computes differ.
+    let written = 0;
+    hooks.beforeScoring = async () => {
+      written += 1;
+      await a.remember({ content: `note ${written} about nothing asked` });
+    };
+    const answers = await same(memory, sql, now());
+    hooks.beforeScoring = null;
+    expect(written).toBe(QUESTIONS.length);
+    expect(answers.every((hits) => hits.length === 5)).toBe(true);
+    // One scoring statement per question, and no search in SQL.
+    expect(scorings() - before).toBe(QUESTIONS.length);
     expect(sqlSearches(sent)).toBe(0);
   });
 
