@@ -9,6 +9,7 @@ import {
   type VectorQuery,
 } from '@mnemo/core';
 import { ACCESS_FOLD_ROWS, countLoggedAccesses, foldAccesses, logAccesses } from './access-log.js';
+import type { CachedRecords } from './cached-records.js';
 import { ChainHeads } from './chain-heads.js';
 import { mapPostgresError, storeClosed } from './errors.js';
 import { FollowedCache } from './followed-cache.js';
@@ -593,16 +594,9 @@ class PostgresStore implements MemoryStore {
       ) {
         return ranked;
       }
-      const version = cache.version;
-      const gone = await this.readOn(pool, (s) => goneRecords(s, found.ids));
-      if (gone.length > 0) {
-        cache.drop(gone, version);
-      } else if (ranked.length === 0) {
-        break;
-      } else {
-        const wanted = Math.ceil((2 * query.limit * found.ids.length) / ranked.length);
-        depth = Math.max(2 * depth, wanted);
-      }
+      const next = await this.deeper(pool, cache, found.ids, ranked.length, query.limit, depth);
+      if (next === null) break;
+      depth = next;
     }
     return this.readOn(pool, (s) => queries.searchLexical(s, query));
   }
@@ -652,19 +646,35 @@ class PostgresStore implements MemoryStore {
       ) {
         return ranked.slice(0, query.limit);
       }
-      const version = cache.version;
-      const gone = await this.readOn(pool, (s) => goneRecords(s, found.ids));
-      if (gone.length > 0) {
-        cache.drop(gone, version);
-      } else if (ranked.length === 0) {
-        break;
-      } else {
-        // Enough candidates for twice `limit` to pass at the share that passed this time.
-        const wanted = Math.ceil((2 * query.limit * found.ids.length) / ranked.length);
-        depth = Math.max(2 * depth, wanted);
-      }
+      const next = await this.deeper(pool, cache, found.ids, ranked.length, query.limit, depth);
+      if (next === null) break;
+      depth = next;
     }
     return this.readOn(pool, (s) => queries.searchVector(s, query, this.pgvector));
+  }
+
+  /**
+   * The depth of a cache's next try after candidates (`ids`, of which `passed` came back
+   * from SQL) that did not prove the top: the same, once those found deleted are dropped
+   * from the cache; else enough candidates for twice `limit` to pass at the share that
+   * passed this time; null when none passed (the search goes to SQL).
+   */
+  private async deeper(
+    pool: PostgresPool,
+    cache: CachedRecords,
+    ids: readonly string[],
+    passed: number,
+    limit: number,
+    depth: number,
+  ): Promise<number | null> {
+    const version = cache.version;
+    const gone = await this.readOn(pool, (s) => goneRecords(s, ids));
+    if (gone.length > 0) {
+      cache.drop(gone, version);
+      return depth;
+    }
+    if (passed === 0) return null;
+    return Math.max(2 * depth, Math.ceil((2 * limit * ids.length) / passed));
   }
 
   findPlanCandidates: MemoryStore['findPlanCandidates'] = (query) =>
