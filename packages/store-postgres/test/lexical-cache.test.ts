@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   createEngine,
   type LexicalQuery,
   type MemoryStore,
-  MnemoError,
   queryTerms,
   type RecordFilters,
   type ScoredRecord,
@@ -15,6 +13,7 @@ import { bm25Reference } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
+import { afterRestart, QUESTIONS, texts, WORDS } from './cache-fixture.js';
 import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
 import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 
@@ -22,31 +21,6 @@ import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 // records it holds in the process with the caller's statistics (`lexicalIndex: 'memory'`, the
 // default) while other processes write: here other stores on the same schema, and raw
 // transactions. Every answer must equal the SQL search's (`lexicalIndex: 'sql'`).
-
-const WORDS =
-  'dog cat bird fish walk run swim sleep park river tree house garden lake hill road'.split(' ');
-
-/** A deterministic pseudo-random sequence in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
-
-/** `count` texts of 2 to 7 words each. */
-function texts(seed: number, count: number): string[] {
-  const next = random(seed);
-  return Array.from({ length: count }, () =>
-    Array.from(
-      { length: 2 + Math.floor(next() * 6) },
-      () => WORDS[Math.floor(next() * WORDS.length)],
-    ).join(' '),
-  );
-}
-
-const QUESTIONS = ['dog park', 'cat sleep tree', 'swim lake river', 'bird', 'run road hill house'];
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -165,23 +139,10 @@ function copyStatements(schema: string, copyId: string): string[] {
 const run = promisify(execFile);
 const bin = postgresBinDir();
 
-/** `call`, again while the store is unavailable (a connection the restart closed), for up to 10 s. */
-async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries += 1) {
-    try {
-      return await call();
-    } catch (error) {
-      const unavailable = MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE';
-      if (!unavailable || tries === 50) throw error;
-      await sleep(200);
-    }
-  }
-}
-
 describePostgres('lexical search from memory', () => {
   it('scores exactly as BM25 over the visible records, from memory', async () => {
     const { engine, memory, sent, sql } = await setUp();
-    const contents = [...QUESTIONS, ...texts(1, 120)];
+    const contents = [...QUESTIONS, ...texts(1, 120, 7)];
     const written = await engine
       .as('agent-a')
       .rememberMany(contents.map((content) => ({ content })));
@@ -205,10 +166,10 @@ describePostgres('lexical search from memory', () => {
     const { engine, memory, sent, sql } = await setUp();
     const a = engine.as('agent-a');
     const now = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
-    await a.rememberMany(texts(2, 150).map((content) => ({ content })));
+    await a.rememberMany(texts(2, 150, 7).map((content) => ({ content })));
     await engine
       .as('agent-b')
-      .rememberMany(texts(3, 50).map((content) => ({ content, scope: 'global' as const })));
+      .rememberMany(texts(3, 50, 7).map((content) => ({ content, scope: 'global' as const })));
     await same(memory, sql, now());
 
     // Written after the reader loaded, and the best matches: each question twice over.
@@ -244,7 +205,7 @@ describePostgres('lexical search from memory', () => {
   it('keeps an answer whose statistics a write changed after they were read, when its candidates still hold the top', async () => {
     const { engine, memory, sent, hooks, sql } = await setUp();
     const a = engine.as('agent-a');
-    await a.rememberMany(texts(4, 150).map((content) => ({ content })));
+    await a.rememberMany(texts(4, 150, 7).map((content) => ({ content })));
     const now = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
     await same(memory, sql, now());
     const scorings = () => sent.filter((text) => text.includes(SCORING)).length;
@@ -270,9 +231,9 @@ describePostgres('lexical search from memory', () => {
     // agent-a's private records are most of the store, and the best matches.
     await engine
       .as('agent-a')
-      .rememberMany([...QUESTIONS, ...texts(4, 200)].map((content) => ({ content })));
+      .rememberMany([...QUESTIONS, ...texts(4, 200, 7)].map((content) => ({ content })));
     const c = engine.as('agent-c', { orgId: 'acme' });
-    await c.rememberMany(texts(5, 8).map((content) => ({ content })));
+    await c.rememberMany(texts(5, 8, 7).map((content) => ({ content })));
     const d = engine.as('agent-d', { orgId: 'acme' });
     const shared = await d.remember({ content: 'dog park bird', scope: 'shared' });
     await d.share({ recordId: shared.id, with: ['agent-c'] });
@@ -306,7 +267,7 @@ describePostgres('lexical search from memory', () => {
     const c = engine.as('agent-c', { orgId: 'acme' });
     const d = engine.as('agent-d', { orgId: 'acme' });
     await c.rememberMany(
-      texts(11, 100)
+      texts(11, 100, 7)
         .filter((text) => !/bird|fish/.test(text))
         .map((content) => ({ content })),
     );
@@ -353,7 +314,7 @@ describePostgres('lexical search from memory', () => {
     const types = ['episodic', 'semantic', 'procedural'] as const;
     const scopes = ['private', 'shared', 'public', 'global'] as const;
     await engine.as('agent-a', { orgId: 'acme' }).rememberMany(
-      [...QUESTIONS, ...texts(6, 300)].map((content, i) => ({
+      [...QUESTIONS, ...texts(6, 300, 7)].map((content, i) => ({
         content,
         memoryType: types[i % 3],
         scope: scopes[i % 4],
@@ -380,7 +341,7 @@ describePostgres('lexical search from memory', () => {
   it('breaks ties at the cut as SQL does: by id, byte-wise', async () => {
     const { engine, memory, sent, sql } = await setUp();
     const a = engine.as('agent-a');
-    await a.rememberMany(texts(7, 100).map((content) => ({ content })));
+    await a.rememberMany(texts(7, 100, 7).map((content) => ({ content })));
     // Forty records of equal score for 'bird', their ids in no particular order.
     const same40 = await a.rememberMany(
       Array.from({ length: 40 }, (_, i) => ({ content: `bird ${['x', 'y', 'z', 'w'][i % 4]}` })),
@@ -396,7 +357,7 @@ describePostgres('lexical search from memory', () => {
   it('follows raw transactions: copies with their postings, grants, and a transaction left open', async () => {
     const { schema, engine, memory, sql } = await setUp();
     const d = engine.as('agent-d', { orgId: 'acme' });
-    await d.rememberMany(texts(8, 100).map((content) => ({ content })));
+    await d.rememberMany(texts(8, 100, 7).map((content) => ({ content })));
     const { id } = await d.remember({ content: 'bird bird lake', scope: 'shared' });
     const visibility = () => ({ agentId: 'agent-d', orgId: 'acme', now: new Date() });
     const other = () => ({ agentId: 'agent-c', orgId: 'acme', now: new Date() });
@@ -436,7 +397,7 @@ describePostgres('lexical search from memory', () => {
     const { engine, memory, sent, sql } = await setUp();
     const a = engine.as('agent-a');
     const written = await a.rememberMany(
-      [...QUESTIONS, ...QUESTIONS.map((q) => `${q} ${q}`), ...texts(9, 200)].map((content) => ({
+      [...QUESTIONS, ...QUESTIONS.map((q) => `${q} ${q}`), ...texts(9, 200, 7)].map((content) => ({
         content,
       })),
     );
@@ -455,7 +416,7 @@ describePostgres('lexical search from memory', () => {
 
   it('lets a search running when close() is called finish, the postings loading or loaded', async () => {
     const { schema, engine, sql } = await setUp();
-    await engine.as('agent-a').rememberMany(texts(10, 40).map((content) => ({ content })));
+    await engine.as('agent-a').rememberMany(texts(10, 40, 7).map((content) => ({ content })));
     const query: LexicalQuery = {
       visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
       filters: {},
@@ -484,7 +445,7 @@ describePostgres('lexical search from memory', () => {
       cleanup.push(() => server.destroy());
       const { engine, memory, sql } = await setUp(server.url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(13, 30).map((content) => ({ content })));
+      await a.rememberMany(texts(13, 30, 7).map((content) => ({ content })));
       const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
       await same(memory, sql, visibility());
       // A copy of the data folder, then transactions the cache's position moves past.
@@ -493,7 +454,7 @@ describePostgres('lexical search from memory', () => {
       await server.start();
       // Each its own transaction, so that the position moves well past the ids the copy hands
       // out again.
-      for (const content of texts(14, 10)) await afterRestart(() => a.remember({ content }));
+      for (const content of texts(14, 10, 7)) await afterRestart(() => a.remember({ content }));
       await afterRestart(() => same(memory, sql, visibility()));
       // Restored from the copy: the next transactions take ids the position is already past.
       await server.stop('fast');

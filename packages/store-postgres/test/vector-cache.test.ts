@@ -1,13 +1,11 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   createEngine,
   type Embedder,
   type MemoryStore,
-  MnemoError,
   type RecordFilters,
   type ScoredRecord,
   type Visibility,
@@ -16,6 +14,7 @@ import { createHashEmbedder } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
+import { afterRestart, QUESTIONS, texts } from './cache-fixture.js';
 import { describePostgres, dropSchema, PG_URL, PGVECTOR_URL, uniqueSchema } from './database.js';
 import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 
@@ -25,30 +24,6 @@ import { postgresBinDir, startDedicatedServer } from './dedicated-server.js';
 
 const DIMENSIONS = 64;
 const embedder = createHashEmbedder({ dimensions: DIMENSIONS });
-const WORDS =
-  'dog cat bird fish walk run swim sleep park river tree house garden lake hill road'.split(' ');
-
-/** A deterministic pseudo-random sequence in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
-
-/** `count` texts of 2 to 5 words each. */
-function texts(seed: number, count: number): string[] {
-  const next = random(seed);
-  return Array.from({ length: count }, () =>
-    Array.from(
-      { length: 2 + Math.floor(next() * 4) },
-      () => WORDS[Math.floor(next() * WORDS.length)],
-    ).join(' '),
-  );
-}
-
-const QUESTIONS = ['dog park', 'cat sleep tree', 'swim lake river', 'bird', 'run road hill house'];
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -123,22 +98,6 @@ function copyRecord(schema: string, copyId: string, writtenBy: 'this' | 'none'):
 const run = promisify(execFile);
 const bin = postgresBinDir();
 
-/**
- * `call`, again while the store is unavailable (a pooled connection the restart closed, a
- * server still recovering), for up to 10 s.
- */
-async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries += 1) {
-    try {
-      return await call();
-    } catch (error) {
-      const unavailable = MnemoError.isInstance(error) && error.code === 'STORE_UNAVAILABLE';
-      if (!unavailable || tries === 50) throw error;
-      await sleep(200);
-    }
-  }
-}
-
 const urls: [string, string | undefined][] = [
   ['pgvector', PGVECTOR_URL],
   ['real[]', PG_URL],
@@ -152,10 +111,10 @@ describePostgres('vector search from memory', () => {
         const { engine, memory, sql } = await setUp(url as string);
         const a = engine.as('agent-a');
         const now = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
-        await a.rememberMany(texts(1, 150).map((content) => ({ content })));
+        await a.rememberMany(texts(1, 150, 5).map((content) => ({ content })));
         await engine
           .as('agent-b')
-          .rememberMany(texts(2, 50).map((content) => ({ content, scope: 'global' as const })));
+          .rememberMany(texts(2, 50, 5).map((content) => ({ content, scope: 'global' as const })));
         await same(memory, sql, now());
 
         // Written after the reader loaded: the questions themselves, each now the best match.
@@ -190,7 +149,7 @@ describePostgres('vector search from memory', () => {
       `lets a search running when close() is called finish, the codes loading or loaded (${kind})`,
       async () => {
         const { schema, engine, sql } = await setUp(url as string);
-        await engine.as('agent-a').rememberMany(texts(5, 40).map((content) => ({ content })));
+        await engine.as('agent-a').rememberMany(texts(5, 40, 5).map((content) => ({ content })));
         const [vector] = await embedder.embed(['dog park']);
         const query = {
           visibility: { agentId: 'agent-a', orgId: null, now: new Date() },
@@ -223,9 +182,9 @@ describePostgres('vector search from memory', () => {
       // agent-a's private records are most of the store, and the best matches.
       await engine
         .as('agent-a')
-        .rememberMany([...QUESTIONS, ...texts(3, 200)].map((content) => ({ content })));
+        .rememberMany([...QUESTIONS, ...texts(3, 200, 5)].map((content) => ({ content })));
       const c = engine.as('agent-c', { orgId: 'acme' });
-      await c.rememberMany(texts(4, 8).map((content) => ({ content })));
+      await c.rememberMany(texts(4, 8, 5).map((content) => ({ content })));
       const d = engine.as('agent-d', { orgId: 'acme' });
       const shared = await d.remember({ content: 'dog park bird', scope: 'shared' });
       await d.share({ recordId: shared.id, with: ['agent-c'] });
@@ -233,7 +192,7 @@ describePostgres('vector search from memory', () => {
       // Shared records not shared with agent-c: candidates in memory (grants are SQL's to
       // check), and the best matches, so they alone cannot prove a top.
       await d.rememberMany(
-        [...QUESTIONS, ...texts(6, 60)].map((content) => ({
+        [...QUESTIONS, ...texts(6, 60, 5)].map((content) => ({
           content: `${content} x`,
           scope: 'shared' as const,
         })),
@@ -267,7 +226,7 @@ describePostgres('vector search from memory', () => {
         await d.rememberMany(nearest.map((content) => ({ content, scope })));
       const c = engine.as('agent-c', { orgId: 'acme' });
       // Others of its own, with none of the questions' words.
-      const others = texts(17, 300).filter((text) => !/dog|park|bird|lake/.test(text));
+      const others = texts(17, 300, 5).filter((text) => !/dog|park|bird|lake/.test(text));
       await c.rememberMany(others.map((content) => ({ content })));
       const own = [
         'dog park',
@@ -357,7 +316,7 @@ describePostgres('vector search from memory', () => {
       const types = ['episodic', 'semantic', 'procedural'] as const;
       const start = Date.now();
       await engine.as('agent-a').rememberMany(
-        [...QUESTIONS, ...texts(8, 300)].map((content, i) => ({
+        [...QUESTIONS, ...texts(8, 300, 5)].map((content, i) => ({
           content,
           memoryType: types[i % 3],
           importance: (i % 100) / 100,
@@ -366,7 +325,7 @@ describePostgres('vector search from memory', () => {
       );
       await engine
         .as('agent-b')
-        .rememberMany(texts(9, 40).map((content) => ({ content, scope: 'global' as const })));
+        .rememberMany(texts(9, 40, 5).map((content) => ({ content, scope: 'global' as const })));
       const visibility = { agentId: 'agent-a', orgId: null, now: new Date() };
       const filters: RecordFilters[] = [
         { memoryTypes: ['semantic'] },
@@ -528,7 +487,7 @@ describePostgres('vector search from memory', () => {
       const url = PGVECTOR_URL as string;
       const { schema, engine, memory, sql } = await setUp(url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(7, 50).map((content) => ({ content })));
+      await a.rememberMany(texts(7, 50, 5).map((content) => ({ content })));
       const [bird, fish] = await a.rememberMany([{ content: 'bird' }, { content: 'fish' }]);
       const visibility = { agentId: 'agent-a', orgId: null, now: new Date() };
       await same(memory, sql, visibility, 5, ['fish']);
@@ -556,7 +515,7 @@ describePostgres('vector search from memory', () => {
       const url = PGVECTOR_URL as string;
       const { schema, engine, sql } = await setUp(url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(10, 50).map((content) => ({ content })));
+      await a.rememberMany(texts(10, 50, 5).map((content) => ({ content })));
       const { id } = await a.remember({ content: 'bird' });
       // A reader whose pool runs `between` right after each refresh of its cache: a copy of
       // 'bird' is written and committed, then 'bird' itself deleted. Any one snapshot holds one
@@ -604,7 +563,7 @@ describePostgres('vector search from memory', () => {
       const url = PGVECTOR_URL as string;
       const { schema, engine, memory, sql } = await setUp(url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(5, 100).map((content) => ({ content })));
+      await a.rememberMany(texts(5, 100, 5).map((content) => ({ content })));
       const { id } = await a.remember({ content: 'bird' });
       const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
       await same(memory, sql, visibility());
@@ -635,14 +594,14 @@ describePostgres('vector search from memory', () => {
       cleanup.push(() => server.destroy());
       const { engine, memory, sql } = await setUp(server.url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(13, 30).map((content) => ({ content })));
+      await a.rememberMany(texts(13, 30, 5).map((content) => ({ content })));
       const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
       await same(memory, sql, visibility());
       // A copy of the data folder, then transactions the cache's position moves past.
       await server.stop('fast');
       await run('cp', ['-a', server.data, `${server.data}.copy`]);
       await server.start();
-      await afterRestart(() => a.rememberMany(texts(14, 20).map((content) => ({ content }))));
+      await afterRestart(() => a.rememberMany(texts(14, 20, 5).map((content) => ({ content }))));
       await afterRestart(() => same(memory, sql, visibility()));
       // Restored from the copy: the next transactions take ids the position is already past.
       await server.stop('fast');
@@ -663,7 +622,7 @@ describePostgres('vector search from memory', () => {
       cleanup.push(() => server.destroy());
       const { engine, memory, sql } = await setUp(server.url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(15, 30).map((content) => ({ content })));
+      await a.rememberMany(texts(15, 30, 5).map((content) => ({ content })));
       const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
       // A transaction takes an id and rolls back; a search moves the cache's position past it.
       const victim = new pg.Client({ connectionString: server.url });
@@ -690,7 +649,7 @@ describePostgres('vector search from memory', () => {
       const url = PGVECTOR_URL as string;
       const { schema, engine, memory, sql } = await setUp(url);
       const a = engine.as('agent-a');
-      await a.rememberMany(texts(16, 30).map((content) => ({ content })));
+      await a.rememberMany(texts(16, 30, 5).map((content) => ({ content })));
       const { id } = await a.remember({ content: 'bird' });
       const visibility = () => ({ agentId: 'agent-a', orgId: null, now: new Date() });
       const folder = mkdtempSync('/tmp/mnemo-dump-');
