@@ -542,12 +542,13 @@ class PostgresStore implements MemoryStore {
    * of the lexical cache that may be visible with them, and has PostgreSQL
    * check the visibility and filters of the best (and of the records written
    * since the cache's snapshot) and score them, as the SQL search does, with
-   * the statistics of that statement's snapshot. The answer stands when
-   * those statistics are the ones the cache scored with, and the limit-th
-   * record scores above every record left out (see `LexicalCache`);
-   * otherwise, as `searchVectorFromCache` does, the deleted candidates are
-   * dropped, or more are taken, or the statistics read again (a write
-   * changed them meanwhile), and after a few tries the SQL search answers.
+   * the statistics of that statement's snapshot. The answer stands when the
+   * limit-th record scores above every record left out under those
+   * statistics (see `LexicalCache`): the cache scored with them, or a write
+   * changed them meanwhile and the candidates under the new ones are among
+   * those scored. Otherwise, as `searchVectorFromCache` does, the deleted
+   * candidates are dropped, or more are taken, or the new statistics are
+   * used, and after a few tries the SQL search answers.
    */
   private async searchLexicalFromCache(
     pool: PostgresPool,
