@@ -286,13 +286,13 @@ export function lexicalFullScores(
   condition: string,
   read: 'join' | 'array' | 'pass' = 'join',
 ): string {
-  const postings = `${s.schema}.mnemo_postings po JOIN weights w ON w.term = po.term CROSS JOIN stats st`;
+  const weighed = 'JOIN weights w ON w.term = po.term CROSS JOIN stats st';
   const which = {
-    join: `FROM ${ids} c JOIN ${postings} ON po.record_id = c.record_id WHERE`,
+    join: `FROM ${ids} c JOIN ${s.schema}.mnemo_postings po ON po.record_id = c.record_id ${weighed} WHERE`,
     array: `FROM (
          SELECT * FROM ${s.schema}.mnemo_postings po WHERE po.record_id = ANY(${ids}) OFFSET 0
-       ) po JOIN weights w ON w.term = po.term CROSS JOIN stats st WHERE`,
-    pass: `FROM ${postings} WHERE (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id AND`,
+       ) po ${weighed} WHERE`,
+    pass: `FROM ${s.schema}.mnemo_postings po ${weighed} WHERE (SELECT jsonb_object_agg(record_id, true) FROM ${ids}) ? po.record_id AND`,
   }[read];
   return `SELECT id COLLATE "default" AS id, score FROM (
        SELECT po.record_id COLLATE "C" AS id,
