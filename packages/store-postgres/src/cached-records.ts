@@ -26,6 +26,11 @@ export interface FeedPosition {
   readonly run: string;
 }
 
+/** New records a cache takes in before its sweep checks more of those it holds (see `sweep`). */
+const SWEEP_EVERY = 1_000;
+/** The most records one sweep checks. */
+const SWEEP_MOST = 20_000;
+
 const SHARED = 1;
 const PUBLIC = 2;
 const GLOBAL = 3;
@@ -36,7 +41,8 @@ export const SCOPES: readonly string[] = ['private', 'shared', 'public', 'global
  * LexicalCache): a slot per held record, with its owner, org, scope and
  * expiry; the feed position the records were read up to; records found
  * deleted dropped, and the slots renumbered once many are dead (the
- * subclass moves what it keeps per slot in `renumbered`).
+ * subclass moves what it keeps per slot in `renumbered`); and the sweep that
+ * finds the deleted records no search meets (see `sweep`).
  */
 export abstract class CachedRecords {
   protected ids: string[] = [];
@@ -58,6 +64,10 @@ export abstract class CachedRecords {
   private at: FeedPosition | null = null;
   /** How many times the position has moved (see `drop`). */
   private moves = 0;
+  /** Slots made since the first load that no sweep has answered for yet (see `sweep`). */
+  private unswept = 0;
+  /** The slot the next sweep starts from. */
+  private sweepFrom = 0;
 
   get position(): FeedPosition | null {
     return this.at;
@@ -113,6 +123,7 @@ export abstract class CachedRecords {
       if (slot === this.live.length) this.grow(Math.max(1024, slot * 2));
       this.ids.push(record.id);
       this.slotOf.set(record.id, slot);
+      if (this.at !== null) this.unswept += 1;
     }
     this.owners[slot] = intern(this.ownerKeys, principalKey(record));
     this.orgs[slot] = intern(this.orgKeys, record.orgId ?? '');
@@ -137,6 +148,40 @@ export abstract class CachedRecords {
       this.dropped += 1;
     }
     if (this.dead > 1024 && this.dead > this.slotOf.size) this.compact();
+  }
+
+  /**
+   * The ids of the held records to check against the table next, and the
+   * `version` to `drop` those found deleted by; null until the cache has
+   * made `SWEEP_EVERY` new slots since the last sweep (or its first load).
+   *
+   * A record deleted or purged is dropped when a search finds it among its
+   * candidates and missing; one that no search ranks would stay until the
+   * process ends, so a process following a store whose records come and go
+   * (expiring and purged, say) would grow without end. A sweep checks twice
+   * as many held records as new slots were made, going on from where the
+   * last one stopped, round the slots (each at most once a sweep; `SWEEP_MOST`
+   * at once, the rest at the next). A record deleted is then dropped before
+   * the cache has made new slots for half of the slots it holds, so the
+   * slots held stay under about twice the records live in the table, while
+   * the table itself does not grow.
+   */
+  sweep(): { ids: string[]; version: number } | null {
+    if (this.unswept < SWEEP_EVERY) return null;
+    const taken = Math.min(this.unswept, SWEEP_MOST / 2);
+    this.unswept -= taken;
+    const slots = this.ids.length;
+    const ids: string[] = [];
+    let slot = this.sweepFrom;
+    let passed = 0;
+    for (; passed < slots && ids.length < 2 * taken; passed += 1) {
+      if (this.live[slot] === 1) ids.push(this.ids[slot] as string);
+      slot = slot + 1 === slots ? 0 : slot + 1;
+    }
+    // Round every slot: every record made so far is answered for.
+    if (passed === slots) this.unswept = 0;
+    this.sweepFrom = slot;
+    return { ids, version: this.version };
   }
 
   /**
@@ -171,11 +216,13 @@ export abstract class CachedRecords {
     this.resize(capacity);
   }
 
-  /** Renumbers the live records from 0. */
+  /** Renumbers the live records from 0; the sweep goes on from the same record. */
   private compact(): void {
     const ids: string[] = [];
     const to = new Int32Array(this.ids.length).fill(-1);
+    let sweepFrom = 0;
     for (let slot = 0; slot < this.ids.length; slot += 1) {
+      if (slot === this.sweepFrom) sweepFrom = ids.length;
       if (this.live[slot] !== 1) continue;
       const next = ids.length;
       const id = this.ids[slot] as string;
@@ -190,6 +237,7 @@ export abstract class CachedRecords {
       this.addedIn[next] = this.addedIn[slot] as number;
     }
     this.live.fill(0, ids.length);
+    this.sweepFrom = sweepFrom < ids.length ? sweepFrom : 0;
     this.ids = ids;
     this.dead = 0;
     this.renumbered(to, ids.length);

@@ -77,7 +77,8 @@ class PostingList {
  * It follows the table as VectorCache does (the `written_xid` feed from a
  * `FeedPosition`; see there): a write committed before a search starts is
  * held once that search's refresh has run; a deleted record stays until a
- * search finds it missing, costing candidates, never a wrong answer.
+ * search or a sweep finds it missing, costing candidates, never a wrong
+ * answer.
  *
  * The superset scored is VectorCache's (owned, global, public in the
  * caller's org, every unexpired shared one), passing the memory type and

@@ -216,6 +216,7 @@ class PostgresStore implements MemoryStore {
     create: () => new VectorCache(),
     load: (pool, cache) => this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector)),
     refresh: (pool, cache) => this.readOn(pool, (s) => refreshVectorCache(s, cache, this.pgvector)),
+    gone: (pool, ids) => this.readOn(pool, (s) => goneRecords(s, ids)),
     close: (cache) => cache.close(),
   });
   /** The lexical cache (see LexicalCache). */
@@ -223,6 +224,7 @@ class PostgresStore implements MemoryStore {
     create: () => new LexicalCache(),
     load: (pool, cache) => this.readOn(pool, (s) => loadLexicalCache(s, cache)),
     refresh: (pool, cache) => this.readOn(pool, (s) => refreshLexicalCache(s, cache)),
+    gone: (pool, ids) => this.readOn(pool, (s) => goneRecords(s, ids)),
     close: () => undefined,
   });
   /**

@@ -21,8 +21,9 @@ export interface CachedRecord extends CachedOwner {
  * position. A write committed before a search starts is therefore held
  * once that search's refresh has run. mnemo changes a written record only
  * to delete it; a deleted record stays cached until a search finds it
- * missing (see `drop`), which costs a search candidates but never a wrong
- * answer: SQL checks visibility and scores the candidates. Any other write
+ * missing or a sweep does (see `drop` and `sweep`), which costs a search
+ * candidates but never a wrong answer: SQL checks visibility and scores the
+ * candidates. Any other write
  * of a row (a restore copying old ids, a record undeleted or its expiry
  * lifted by hand) gets its transaction's id from a trigger (schema version
  * 8), so a refresh reads it again.
