@@ -90,7 +90,7 @@ class PostingList {
  */
 export class LexicalCache extends CachedRecords {
   private readonly termIds = new Map<string, number>();
-  private readonly postings: PostingList[] = [];
+  private postings: PostingList[] = [];
   /**
    * Per slot, its record's term ids and frequencies, in turn (to look up its common terms, and
    * to replace them when the record is added again).
@@ -303,6 +303,11 @@ export class LexicalCache extends CachedRecords {
     this.types = types;
   }
 
+  /**
+   * Moves what each slot keeps to its new slot, and lets go of the terms
+   * that only dropped records held: term ids are renumbered too, and each
+   * list's bounds become those of the records it still lists.
+   */
   protected renumbered(to: Int32Array, count: number): void {
     const own: (number[] | undefined)[] = new Array(count);
     for (let slot = 0; slot < to.length; slot += 1) {
@@ -313,18 +318,28 @@ export class LexicalCache extends CachedRecords {
       this.types[next] = this.types[slot] as number;
     }
     this.own = own;
-    for (const list of this.postings) {
-      if (list === undefined) continue;
-      let kept = 0;
+    const termTo = new Int32Array(this.postings.length).fill(-1);
+    const postings: PostingList[] = [];
+    this.postings.forEach((list, term) => {
+      if (list === undefined) return;
+      const kept = new PostingList();
       for (let i = 0; i < list.slots.length; i += 1) {
         const next = to[list.slots[i] as number] as number;
-        if (next < 0) continue;
-        list.slots[kept] = next;
-        list.tfs[kept] = list.tfs[i] as number;
-        kept += 1;
+        if (next >= 0) kept.push(next, list.tfs[i] as number, this.lengths[next] as number);
       }
-      list.slots.length = kept;
-      list.tfs.length = kept;
+      if (kept.slots.length === 0) return;
+      termTo[term] = postings.length;
+      postings.push(kept);
+    });
+    this.postings = postings;
+    for (const [name, term] of this.termIds) {
+      const next = termTo[term] as number;
+      if (next < 0) this.termIds.delete(name);
+      else this.termIds.set(name, next);
+    }
+    for (const terms of own) {
+      if (terms === undefined) continue;
+      for (let i = 0; i < terms.length; i += 2) terms[i] = termTo[terms[i] as number] as number;
     }
   }
 }

@@ -101,6 +101,72 @@ describe('the sweep of a cache', () => {
 const answer = (hits: readonly ScoredRecord[]) =>
   hits.map((hit) => [hit.record.content, hit.record.id, hit.score]);
 
+/**
+ * What a lexical cache holds of its terms (white-box: the memory a compaction gives back): per
+ * term, its list's length and bounds (largest tf, least length), and how many lists it keeps.
+ */
+const heldTerms = (cache: LexicalCache) => {
+  const held = cache as unknown as {
+    termIds: Map<string, number>;
+    postings: ({ slots: number[]; maxTf: number; minLength: number } | undefined)[];
+  };
+  const list = (id: number) => {
+    const found = held.postings[id];
+    return found && [found.slots.length, found.maxTf, found.minLength];
+  };
+  return {
+    terms: new Map([...held.termIds].map(([name, id]) => [name, list(id)])),
+    lists: held.postings.length,
+  };
+};
+
+describe('the compaction of a lexical cache', () => {
+  const records = (count: number, from = 0) =>
+    Array.from({ length: count }, (_, n): LexicalRecord => {
+      const k = from + n;
+      return {
+        ...record(`r${String(k).padStart(5, '0')}`),
+        docLength: 2 + (k % 3) + (k < 2_000 ? 5 : 0),
+        terms: ['common', `only${k}`, ...(k % 2 === 0 ? ['even'] : [])],
+        tfs: [1 + (k % 4) + (k < 2_000 ? 3 : 0), 1, ...(k % 2 === 0 ? [2] : [])],
+      };
+    });
+  const visibility = { agentId: 'agent-a', orgId: null, now: new Date() };
+  const stats = (terms: string[], dfs: number[]) => ({ n: 1_000, avgdl: 3, terms, dfs });
+  const questions = [
+    stats(['common', 'even', 'only2999'], [1_000, 500, 1]),
+    stats(['common'], [1_000]),
+    stats(['even', 'only10', 'only2500'], [500, 0, 1]),
+  ];
+
+  it('lets go of the terms only dropped records held, and answers as a cache of the rest', () => {
+    const cache = new LexicalCache();
+    for (const held of records(3_000)) cache.add(held);
+    cache.position = POSITION;
+    // Every record but the last 1,000 dropped: more dead than live, so the slots are compacted.
+    cache.drop(
+      records(2_000).map((held) => held.id),
+      cache.version,
+    );
+    const rest = new LexicalCache();
+    for (const held of records(1_000, 2_000)) rest.add(held);
+    rest.position = POSITION;
+    const { terms, lists } = heldTerms(cache);
+    expect(terms).toEqual(heldTerms(rest).terms);
+    expect(lists).toBe(1_002);
+    // The bounds are the records' held: those dropped had longer texts and higher tfs.
+    expect(terms.get('common')).toEqual([1_000, 4, 2]);
+    for (const question of questions) {
+      expect(cache.candidates(visibility, {}, question, 5)).toEqual(
+        rest.candidates(visibility, {}, question, 5),
+      );
+    }
+    // Terms still come and go under their new ids.
+    cache.add({ ...record('again'), terms: ['even', 'only10'], tfs: [3, 1] });
+    expect(cache.candidates(visibility, {}, stats(['only10'], [1]), 5)?.ids).toEqual(['again']);
+  });
+});
+
 /** The phrase of the statement that checks records against the table (`goneRecords`). */
 const GONE = 'SELECT c.id FROM unnest';
 
