@@ -127,6 +127,44 @@ describe('bench latency: arguments', () => {
     });
   });
 
+  it('parses --lexical-index and --vector-index, for PostgreSQL', () => {
+    const postgres = ['--records', '9', '--store', 'postgres', '--pg-url', 'postgres://h/d'];
+    expect(parseLatencyArgs(postgres)).toMatchObject({
+      store: {
+        kind: 'postgres',
+        url: 'postgres://h/d',
+        lexicalIndex: 'memory',
+        vectorIndex: 'memory',
+      },
+    });
+    expect(
+      parseLatencyArgs([...postgres, '--lexical-index', 'sql', '--vector-index', 'memory']),
+    ).toMatchObject({
+      store: {
+        kind: 'postgres',
+        url: 'postgres://h/d',
+        lexicalIndex: 'sql',
+        vectorIndex: 'memory',
+      },
+    });
+    expect(parseLatencyArgs([...postgres, '--vector-index', 'sql'])).toMatchObject({
+      store: { lexicalIndex: 'memory', vectorIndex: 'sql' },
+    });
+  });
+
+  it.each([
+    [['--lexical-index', 'sql'], '--lexical-index applies to --store postgres only'],
+    [['--vector-index', 'memory'], '--vector-index applies to --store postgres only'],
+    [
+      ['--store', 'postgres', '--pg-url', 'postgres://h/d', '--lexical-index', 'disk'],
+      "--lexical-index must be one of memory, sql, got 'disk'",
+    ],
+  ])('rejects %j: %s', async (flags, message) => {
+    const result = await run(latencyCommand, '--records', '10', ...flags);
+    expect(result.code).toBe(2);
+    expect(result.stderr.at(-1)).toBe(`bench latency: ${message} (see --help)`);
+  });
+
   it.each([
     [[]],
     [['--records', '-1']],
@@ -185,7 +223,12 @@ function expectRememberJson(json: Record<string, unknown>, store: string, n: num
   });
 }
 
-function expectLatencyJson(json: Record<string, unknown>, store: string, records: number) {
+function expectLatencyJson(
+  json: Record<string, unknown>,
+  store: string,
+  records: number,
+  storeInfo: Record<string, unknown> = {},
+) {
   expect(json).toMatchObject({
     bench: 'latency',
     store,
@@ -193,6 +236,7 @@ function expectLatencyJson(json: Record<string, unknown>, store: string, records
     queries: 20,
     load: { records, storedRecords: records },
     baseline: { name: 'bm25-inprocess' },
+    config: { storeInfo },
   });
   const lanes = json.strategies as Record<string, { firstMs: number }>;
   expect(Object.keys(lanes)).toEqual([
@@ -300,7 +344,26 @@ describe.skipIf(PG_URL === undefined)(
         PG_URL as string,
       );
       expect(result.code, result.stderr.join('\n')).toBe(0);
-      expectLatencyJson(result.json, 'postgres', 100);
+      expectLatencyJson(result.json, 'postgres', 100, {
+        serverVersion: expect.any(String),
+        lexicalIndex: 'memory',
+        vectorIndex: 'memory',
+      });
+    }, 120_000);
+
+    it('latency --records 100, searching in SQL', async () => {
+      const result = await run(
+        latencyCommand,
+        ...['--records', '100', '--queries', '20', '--data', fixture],
+        ...['--store', 'postgres', '--pg-url', PG_URL as string],
+        ...['--lexical-index', 'sql', '--vector-index', 'sql'],
+      );
+      expect(result.code, result.stderr.join('\n')).toBe(0);
+      expectLatencyJson(result.json, 'postgres', 100, {
+        serverVersion: expect.any(String),
+        lexicalIndex: 'sql',
+        vectorIndex: 'sql',
+      });
     }, 120_000);
   },
 );

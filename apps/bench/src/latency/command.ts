@@ -3,7 +3,7 @@ import { booleanFlag, parseFlags, positiveInteger, stringFlag } from '../shared/
 import { UsageError } from '../shared/errors.js';
 import { formatTable, jsonLine, type Output } from '../shared/output.js';
 import { ratio, round } from '../shared/stats.js';
-import { parseStoreTarget } from '../shared/stores.js';
+import { parseStoreTarget, withSearchIndexes } from '../shared/stores.js';
 import { DEFAULT_LOCOMO } from '../shared/workload.js';
 import {
   BROAD_FILTER,
@@ -41,6 +41,10 @@ Options:
   --store duckdb|postgres    the store (default duckdb: a temp file, deleted afterwards)
   --pg-url <url>             with --store postgres: postgres://user:pw@host:port/db
                              (a new schema, dropped afterwards)
+  --lexical-index memory|sql with --store postgres: the store's lexicalIndex
+                             (default memory: postings held in the process)
+  --vector-index memory|sql  with --store postgres: the store's vectorIndex
+                             (default memory: vector codes held in the process)
   -h, --help                 show this help
 
 Output: progress and a table on stderr; one JSON object as the last line of stdout.
@@ -52,6 +56,8 @@ const FLAGS = {
   data: { type: 'string' },
   store: { type: 'string' },
   'pg-url': { type: 'string' },
+  'lexical-index': { type: 'string' },
+  'vector-index': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -70,7 +76,7 @@ export function parseLatencyArgs(argv: readonly string[]): LatencyArgs {
     records: positiveInteger('--records', records, 1),
     queries: positiveInteger('--queries', stringFlag(values, 'queries'), QUERIES),
     dataPath: stringFlag(values, 'data') ?? DEFAULT_LOCOMO,
-    store: parseStoreTarget(values),
+    store: withSearchIndexes(values, parseStoreTarget(values)),
   };
 }
 

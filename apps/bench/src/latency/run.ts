@@ -110,9 +110,14 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   progress(
     `data: ${workload.data.path} — ${workload.turns.length} turns → ${options.records} records; ${queries} of ${workload.questions.length} questions`,
   );
+  const { store } = options;
   const storeInfo: Record<string, string> =
-    options.store.kind === 'postgres'
-      ? { serverVersion: await postgresVersion(options.store.url) }
+    store.kind === 'postgres'
+      ? {
+          serverVersion: await postgresVersion(store.url),
+          ...(store.lexicalIndex && { lexicalIndex: store.lexicalIndex }),
+          ...(store.vectorIndex && { vectorIndex: store.vectorIndex }),
+        }
       : {};
 
   // The baseline first: it needs nothing but the texts.

@@ -9,8 +9,17 @@ import pg from 'pg';
 import { type FlagValues, oneOf, stringFlag } from './args.js';
 import { errorMessage, UsageError } from './errors.js';
 
-/** `--store duckdb` (a temp file) or `--store postgres --pg-url <url>` (a new schema). */
-export type StoreTarget = { kind: 'duckdb' } | { kind: 'postgres'; url: string };
+/** Where a PostgreSQL store searches from: its `lexicalIndex` and `vectorIndex` options. */
+export type SearchIndex = 'memory' | 'sql';
+
+/**
+ * `--store duckdb` (a temp file) or `--store postgres --pg-url <url>` (a new
+ * schema), with the search indexes a command lets one choose (see
+ * `withSearchIndexes`; the store's defaults when not).
+ */
+export type StoreTarget =
+  | { kind: 'duckdb' }
+  | { kind: 'postgres'; url: string; lexicalIndex?: SearchIndex; vectorIndex?: SearchIndex };
 
 /** Reads `--store` and `--pg-url` (see `recall`'s rules); throws `UsageError`. */
 export function parseStoreTarget(values: FlagValues): StoreTarget {
@@ -33,6 +42,24 @@ export function parseStoreTarget(values: FlagValues): StoreTarget {
     );
   }
   return { kind, url };
+}
+
+/**
+ * `target` with `--lexical-index` and `--vector-index` (`memory`, the
+ * default, or `sql`), which apply to `--store postgres` only; throws
+ * `UsageError`.
+ */
+export function withSearchIndexes(values: FlagValues, target: StoreTarget): StoreTarget {
+  const flags = ['lexical-index', 'vector-index'] as const;
+  if (target.kind === 'duckdb') {
+    const given = flags.find((flag) => stringFlag(values, flag) !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} applies to --store postgres only`);
+    return target;
+  }
+  const [lexicalIndex, vectorIndex] = flags.map((flag) =>
+    oneOf<SearchIndex>(`--${flag}`, stringFlag(values, flag), ['memory', 'sql'], 'memory'),
+  );
+  return { ...target, lexicalIndex, vectorIndex };
 }
 
 /** `text` with the PostgreSQL password of `target` (if any) masked. */
@@ -94,7 +121,15 @@ export async function createFreshStore(
   }
   const schema = uniqueName();
   let disposed = false;
-  const open = () => createPostgresStore({ connectionString: target.url, schema, ...vector });
+  const { url, lexicalIndex, vectorIndex } = target;
+  const open = () =>
+    createPostgresStore({
+      connectionString: url,
+      schema,
+      ...vector,
+      ...(lexicalIndex && { lexicalIndex }),
+      ...(vectorIndex && { vectorIndex }),
+    });
   return {
     store: open(),
     reopen: open,
