@@ -1,3 +1,4 @@
+import type { PreTrainedTokenizer, Tensor } from '@huggingface/transformers';
 import { maxLength } from './max-length.js';
 import type { Dtype, Pooling } from './options.js';
 
@@ -49,6 +50,7 @@ export async function loadExtractor(modelPath: string, dtype: Dtype): Promise<Ex
       truncation: true,
       ...(max_length === undefined ? {} : { max_length }),
     });
+    endCutTexts(features.tokenizer, texts, inputs);
     const outputs = await features.model(inputs);
     const tokens = (outputs.last_hidden_state ?? outputs.logits ?? outputs.token_embeddings).to(
       'float32',
@@ -60,4 +62,59 @@ export async function loadExtractor(modelPath: string, dtype: Dtype): Promise<Ex
     return normalize ? pooled.normalize(2, -1) : pooled;
   };
   return Object.assign(extract, { dispose: () => features.dispose() });
+}
+
+/** One text encoded, not cut (the tokenizer's output with `return_tensor: false`). */
+interface Encoded {
+  readonly input_ids: readonly number[];
+  readonly token_type_ids?: readonly number[];
+}
+
+/**
+ * Ends each text cut short with the special tokens that end it whole (BERT's
+ * `[SEP]`, RoBERTa's `</s>`, a decoder's EOS), as the tokenizers of Python
+ * (and so sentence-transformers) truncate: they cut the text's own tokens so
+ * that the special ones fit, where transformers.js cuts them off with the
+ * rest, so that a `last_token` pooling read a word and other poolings
+ * differed from the model's reference. A cut text fills its batch's width
+ * without padding, so only those rows are encoded again, whole, to tell.
+ */
+function endCutTexts(
+  tokenizer: PreTrainedTokenizer,
+  texts: readonly string[],
+  inputs: { input_ids: Tensor; attention_mask: Tensor; token_type_ids?: Tensor },
+): void {
+  const [rows = 0, width = 0] = inputs.input_ids.dims;
+  const ids = inputs.input_ids.data as BigInt64Array;
+  const mask = inputs.attention_mask.data as BigInt64Array;
+  const types = inputs.token_type_ids?.data as BigInt64Array | undefined;
+  for (let row = 0; row < rows; row += 1) {
+    if (mask[row * width + width - 1] === 0n) continue;
+    const text = texts[row] as string;
+    const whole = tokenizer(text, { return_tensor: false }) as unknown as Encoded;
+    if (whole.input_ids.length <= width) continue;
+    const own = (
+      tokenizer(text, { add_special_tokens: false, return_tensor: false }) as unknown as Encoded
+    ).input_ids;
+    const after = endOf(whole.input_ids, own);
+    if (after === null) continue;
+    const ending = whole.input_ids.length - after;
+    for (let i = 0; i < ending && i < width; i += 1) {
+      const at = row * width + width - ending + i;
+      ids[at] = BigInt(whole.input_ids[after + i] as number);
+      if (types !== undefined) types[at] = BigInt(whole.token_type_ids?.[after + i] ?? 0);
+    }
+  }
+}
+
+/**
+ * Where the special tokens that end `whole` start: after the first place
+ * it holds `own` (the text's tokens without special ones, which only a few
+ * special ones precede); null when it does not hold them.
+ */
+function endOf(whole: readonly number[], own: readonly number[]): number | null {
+  for (let start = 0; start + own.length <= whole.length; start += 1) {
+    if (own.every((id, i) => whole[start + i] === id)) return start + own.length;
+  }
+  return null;
 }

@@ -144,6 +144,7 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
       // what follows the 128th token changes nothing
       expect(sql).toEqual(alone);
       expect(rain).toEqual(alone);
+      expectVectors([alone ?? new Float32Array()], [reference(cats, 'mean', true, 128)]);
     });
   });
 
@@ -160,7 +161,7 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
         positions: 16,
         modelMaxLength,
       });
-      // the first 16 tokens: [CLS] and 15 words (transformers.js cuts the [SEP] off with the rest)
+      // 16 tokens: [CLS], 14 words and [SEP], as the first 15 words make
       const first = words.slice(0, 15).join(' ');
       await withEmbedder({ modelPath: positioned }, async (embedder) => {
         const [alone, cut, short] = await embedder.embed([long, first, 'cat dog']);
@@ -171,6 +172,11 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
       });
       await withEmbedder({ modelPath: positioned, pooling: 'last_token' }, async (embedder) => {
         expect(await embedder.embed([long])).toEqual(await embedder.embed([first]));
+        // The last token of a text cut short is still its [SEP], in a batch padded right.
+        expectVectors(await embedder.embed([long, 'cat']), [
+          reference(long, 'last_token', true, 16),
+          reference('cat', 'last_token'),
+        ]);
       });
     });
 

@@ -36,13 +36,13 @@ export const TABLE: readonly (readonly number[])[] = VOCAB.map((token) => {
 
 /**
  * The tokens the tokenizer makes of a text of lower-case words: `[CLS] … [SEP]`,
- * unknown words as `[UNK]`; truncated to the first `limit`, as transformers.js
- * truncates (the `[SEP]` goes with the rest).
+ * unknown words as `[UNK]`; at most `limit`, as the tokenizers of Python
+ * truncate: the words cut so that `[CLS]` and `[SEP]` fit.
  */
 export function tokens(text: string, limit = Number.POSITIVE_INFINITY): string[] {
   const words = text.toLowerCase().split(/\s+/).filter(Boolean);
   const all = ['[CLS]', ...words.map((word) => (VOCAB.includes(word) ? word : '[UNK]')), '[SEP]'];
-  return all.slice(0, limit);
+  return all.length <= limit ? all : [...all.slice(0, limit - 1), '[SEP]'];
 }
 
 /**
