@@ -89,7 +89,8 @@ function endCutTexts(
   const mask = inputs.attention_mask.data as BigInt64Array;
   const types = inputs.token_type_ids?.data as BigInt64Array | undefined;
   for (let row = 0; row < rows; row += 1) {
-    if (mask[row * width + width - 1] === 0n) continue;
+    // Padded, on either side: not cut.
+    if (mask[row * width] === 0n || mask[row * width + width - 1] === 0n) continue;
     const text = texts[row] as string;
     const whole = tokenizer(text, { return_tensor: false }) as unknown as Encoded;
     if (whole.input_ids.length <= width) continue;

@@ -180,6 +180,20 @@ describe('the embedder on a real (tiny) ONNX model in a local folder', () => {
       });
     });
 
+    it('ends a text cut short with [SEP] in a batch padded on the left too', async () => {
+      const positioned = writeTinyModel(join(root, `positions-pad-left`), [], {
+        positions: 16,
+        modelMaxLength: null,
+        padLeft: true,
+      });
+      await withEmbedder({ modelPath: positioned }, async (embedder) => {
+        expectVectors(await embedder.embed(['cat dog', long]), [
+          reference('cat dog'),
+          reference(long, 'mean', true, 16),
+        ]);
+      });
+    });
+
     it("keeps the tokenizer's limit when it is below the model's positions", async () => {
       const positioned = writeTinyModel(join(root, 'positions-above'), [], {
         positions: 16,
