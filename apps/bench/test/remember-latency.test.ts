@@ -234,7 +234,7 @@ function expectLatencyJson(
     store,
     records,
     queries: 20,
-    load: { records, storedRecords: records },
+    load: { records, storedRecords: records, initMs: expect.any(Number) },
     baseline: { name: 'bm25-inprocess' },
     config: { storeInfo },
   });

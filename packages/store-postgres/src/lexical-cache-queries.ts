@@ -57,12 +57,17 @@ function addRows(cache: LexicalCache, rows: readonly Row[]): void {
 
 /**
  * Loads the postings of every live, non-plan record into an empty cache, a
- * page of records at a time, from the feed's start (see `loadVectorCache`).
+ * page of records at a time, from the feed's start, until `stopped()` (see
+ * `loadVectorCache`).
  */
-export async function loadLexicalCache(s: Session, cache: LexicalCache): Promise<void> {
+export async function loadLexicalCache(
+  s: Session,
+  cache: LexicalCache,
+  stopped: () => boolean,
+): Promise<void> {
   const start = await feedStart(s);
   let after: string | null = null;
-  for (;;) {
+  while (!stopped()) {
     const page = new Params();
     const rows = await s.all(
       `SELECT r.id, x.* FROM (

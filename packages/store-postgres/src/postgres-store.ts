@@ -96,9 +96,9 @@ export interface PostgresStoreSettings {
   /**
    * How a vector search finds its top. `memory`: from int8 codes of every
    * embedding kept in this process (a quarter of the embeddings' size: about
-   * 40 MB for 100,000 records of 384 dimensions, loaded by the first vector
-   * search and kept current with every process's writes from then on); only
-   * the few records whose cosine can still reach the top are then checked in
+   * 40 MB for 100,000 records of 384 dimensions, loaded in the background
+   * from the first vector search, see `preloadSearchIndex`, and kept current
+   * with every process's writes from then on); only the few records whose cosine can still reach the top are then checked in
    * SQL and scored exactly as the full scan scores them (a search within a
    * thread scans the thread in SQL). `sql`: every visible embedding is
    * scored in the database. Same results either way. Default `memory`.
@@ -107,14 +107,24 @@ export interface PostgresStoreSettings {
   /**
    * How a lexical (BM25) search without filters, or with memory type and
    * scope filters only, finds its top. `memory`: from every record's
-   * postings kept in this process (loaded by the first lexical search and
-   * kept current with every process's writes from then on), scored with the
-   * caller's statistics, which PostgreSQL computes; only the few records
-   * that can reach the top are then checked and scored in SQL, exactly as
-   * the SQL search scores them. `sql`: the search reads the query terms'
+   * postings kept in this process (loaded in the background from the first
+   * lexical search, see `preloadSearchIndex`, and kept current with every
+   * process's writes from then on), scored with the caller's statistics,
+   * which PostgreSQL computes; only the few records that can reach the top
+   * are then checked and scored in SQL, exactly as the SQL search scores
+   * them. `sql`: the search reads the query terms'
    * postings in the database. Same results either way. Default `memory`.
    */
   lexicalIndex?: 'memory' | 'sql';
+  /**
+   * With `vectorIndex` or `lexicalIndex` `memory`: `init()` loads those
+   * caches before it returns (seconds at 100,000 records). Otherwise the
+   * first search that would use a cache starts its load in the background,
+   * and searches answer in SQL (the same answers, slower) until it is
+   * loaded. Use it where a process serves searches as soon as it starts.
+   * Default `false`.
+   */
+  preloadSearchIndex?: boolean;
   /** For the pool created from `connectionString`: statement timeout in ms (default 30,000). */
   statementTimeoutMs?: number;
   /** For the pool created from `connectionString`: connect timeout in ms (default 5,000). */
@@ -140,6 +150,7 @@ const STORE_OPTIONS: ReadonlySet<string> = new Set(
     createSchema: true,
     vectorIndex: true,
     lexicalIndex: true,
+    preloadSearchIndex: true,
     statementTimeoutMs: true,
     connectionTimeoutMs: true,
     maxConnections: true,
@@ -173,7 +184,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
     throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62} and not start with pg_');
   }
-  for (const key of ['prepareStatements', 'createSchema'] as const) {
+  for (const key of ['prepareStatements', 'createSchema', 'preloadSearchIndex'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'boolean')
       throw invalid(key, 'must be a boolean');
   }
@@ -214,7 +225,8 @@ class PostgresStore implements MemoryStore {
   /** The vector cache (see VectorCache). */
   private readonly vectors = new FollowedCache<VectorCache>({
     create: () => new VectorCache(),
-    load: (pool, cache) => this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector)),
+    load: (pool, cache, stopped) =>
+      this.readOn(pool, (s) => loadVectorCache(s, cache, this.pgvector, stopped)),
     refresh: (pool, cache) => this.readOn(pool, (s) => refreshVectorCache(s, cache, this.pgvector)),
     gone: (pool, ids) => this.readOn(pool, (s) => goneRecords(s, ids)),
     close: (cache) => cache.close(),
@@ -222,7 +234,7 @@ class PostgresStore implements MemoryStore {
   /** The lexical cache (see LexicalCache). */
   private readonly lexicon = new FollowedCache<LexicalCache>({
     create: () => new LexicalCache(),
-    load: (pool, cache) => this.readOn(pool, (s) => loadLexicalCache(s, cache)),
+    load: (pool, cache, stopped) => this.readOn(pool, (s) => loadLexicalCache(s, cache, stopped)),
     refresh: (pool, cache) => this.readOn(pool, (s) => refreshLexicalCache(s, cache)),
     gone: (pool, ids) => this.readOn(pool, (s) => goneRecords(s, ids)),
     close: () => undefined,
@@ -260,12 +272,22 @@ class PostgresStore implements MemoryStore {
         await withAdvisoryLock(s, `mnemo:migrate:${this.schema}`, () => this.migrate(s));
         this.accessesLogged = await countLoggedAccesses(s, ACCESS_FOLD_ROWS);
       });
+      if (this.options.preloadSearchIndex === true) await this.preload(pool);
     } catch (error) {
       if (this.options.pool === undefined) await pool.end().catch(() => undefined);
       throw error;
     }
     this.pool = pool;
     this.foldAccessesWhenDue(pool);
+  }
+
+  /** Loads the caches searches use (see `preloadSearchIndex`); both settled before either fails. */
+  private async preload(pool: PostgresPool): Promise<void> {
+    const loads = await Promise.allSettled([
+      this.options.vectorIndex === 'sql' ? undefined : this.vectors.load(pool),
+      this.options.lexicalIndex === 'sql' ? undefined : this.lexicon.load(pool),
+    ]);
+    for (const load of loads) if (load.status === 'rejected') throw load.reason;
   }
 
   /**
@@ -392,8 +414,8 @@ class PostgresStore implements MemoryStore {
     this.closed = true;
     await this.opening?.catch(() => undefined);
     await Promise.allSettled([...this.running]);
-    await this.vectors.close();
-    await this.lexicon.close();
+    // Both at once: each stops its load at the next page.
+    await Promise.all([this.vectors.close(), this.lexicon.close()]);
     const pool = this.pool;
     this.pool = null;
     if (pool !== null && this.options.pool === undefined) await pool.end().catch(() => undefined);
@@ -550,7 +572,8 @@ class PostgresStore implements MemoryStore {
    * changed them meanwhile and the candidates under the new ones are among
    * those scored. Otherwise, as `searchVectorFromCache` does, the deleted
    * candidates are dropped, or more are taken, or the new statistics are
-   * used, and after a few tries the SQL search answers.
+   * used, and after a few tries the SQL search answers; as it does while the
+   * cache loads (see `FollowedCache.fresh`).
    */
   private async searchLexicalFromCache(
     pool: PostgresPool,
@@ -559,11 +582,14 @@ class PostgresStore implements MemoryStore {
     // Independent (the statistics the candidates are scored with are checked against those of
     // the statement that scores them), so both at once; both settled before either fails the
     // search, which `close()` waits for as a whole.
+    const inSql = () => this.readOn(pool, (s) => queries.searchLexical(s, query));
     const refreshed = this.lexicon.fresh(pool);
+    if (refreshed === null) return inSql();
     const counted = this.readOn(pool, (s) => lexicalStats(s, query));
     await Promise.allSettled([refreshed, counted]);
     const cache = await refreshed;
     let stats = await counted;
+    if (cache === null) return inSql();
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       let found = cache.candidates(query.visibility, query.filters, stats, depth);
@@ -601,7 +627,7 @@ class PostgresStore implements MemoryStore {
       if (next === null) break;
       depth = next;
     }
-    return this.readOn(pool, (s) => queries.searchLexical(s, query));
+    return inSql();
   }
   searchVector: MemoryStore['searchVector'] = (query) =>
     this.options.vectorIndex === 'sql' || query.filters.threadId !== undefined
@@ -625,14 +651,17 @@ class PostgresStore implements MemoryStore {
    * the deleted ones are dropped, or else the codes are asked for as many
    * more candidates as the share that passed suggests, and searched again;
    * when the codes cannot tell, none passed, or after a few tries, the full
-   * query answers. A search within a thread goes to the full query at once:
-   * the thread index serves it.
+   * query answers, as it does while the cache loads (see
+   * `FollowedCache.fresh`). A search within a thread goes to the full query
+   * at once: the thread index serves it.
    */
   private async searchVectorFromCache(
     pool: PostgresPool,
     query: VectorQuery,
   ): Promise<ScoredRecord[]> {
+    const inSql = () => this.readOn(pool, (s) => queries.searchVector(s, query, this.pgvector));
     const cache = await this.vectors.fresh(pool);
+    if (cache === null) return inSql();
     let depth = query.limit;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const found = cache.candidates(query.visibility, query.vector, depth);
@@ -653,7 +682,7 @@ class PostgresStore implements MemoryStore {
       if (next === null) break;
       depth = next;
     }
-    return this.readOn(pool, (s) => queries.searchVector(s, query, this.pgvector));
+    return inSql();
   }
 
   /**

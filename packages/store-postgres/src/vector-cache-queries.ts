@@ -69,16 +69,18 @@ export async function feedStart(s: Session): Promise<FeedPosition> {
  * Loads every live, non-plan record into an empty cache, a page at a time.
  * The position is the first statement's snapshot: a record of a transaction
  * that it did not see is read again by the next refresh, and one that it saw
- * is read by a page, unless deleted since.
+ * is read by a page, unless deleted since. Stops before the next page once
+ * `stopped()` (the store closing), the cache then unusable.
  */
 export async function loadVectorCache(
   s: Session,
   cache: VectorCache,
   pgvector: boolean,
+  stopped: () => boolean,
 ): Promise<void> {
   const start = await feedStart(s);
   let after: string | null = null;
-  for (;;) {
+  while (!stopped()) {
     const page = new Params();
     const rows = await s.all(
       `SELECT ${columns(pgvector)} FROM ${s.schema}.mnemo_records r

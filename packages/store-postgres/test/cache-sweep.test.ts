@@ -203,6 +203,7 @@ function store(schema: string, index: 'memory' | 'sql') {
     vector: 'array',
     vectorIndex: index,
     lexicalIndex: index,
+    preloadSearchIndex: index === 'memory',
   });
   cleanup.push(async () => {
     await opened.close();

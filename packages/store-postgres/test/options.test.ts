@@ -37,10 +37,20 @@ describe('createPostgresStore options', () => {
         lexicalIndex: 'sql',
         prepareStatements: false,
         createSchema: true,
+        preloadSearchIndex: true,
         statementTimeoutMs: 1,
         connectionTimeoutMs: 1,
         maxConnections: 1,
       }),
     ).toBeNull();
+  });
+
+  it('rejects a preloadSearchIndex that is not a boolean', () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/db';
+    expect(failure({ connectionString: url, preloadSearchIndex: 'yes' })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'preloadSearchIndex: must be a boolean',
+      details: { field: 'preloadSearchIndex' },
+    });
   });
 });

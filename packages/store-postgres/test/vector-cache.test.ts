@@ -30,12 +30,18 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-function store(url: string, schema: string, vectorIndex: 'memory' | 'sql'): MemoryStore {
+function store(
+  url: string,
+  schema: string,
+  vectorIndex: 'memory' | 'sql',
+  preloadSearchIndex = vectorIndex === 'memory',
+): MemoryStore {
   const opened = createPostgresStore({
     connectionString: url,
     schema,
     vectorDimensions: DIMENSIONS,
     vectorIndex,
+    preloadSearchIndex,
     maxConnections: 3,
     connectionTimeoutMs: 5_000,
   });
@@ -159,11 +165,11 @@ describePostgres('vector search from memory', () => {
         };
         const expected = answer(await sql.searchVector(query));
         expect(expected).toHaveLength(5);
-        // The first search loads the codes; a later one refreshes them and checks candidates.
-        for (const searchesBefore of [0, 1]) {
-          const memory = store(url as string, schema, 'memory');
+        // Not preloaded, the search starts the load and answers in SQL, and close() stops the
+        // load; preloaded, it refreshes the codes and checks candidates.
+        for (const preloaded of [false, true]) {
+          const memory = store(url as string, schema, 'memory', preloaded);
           await memory.init();
-          for (let n = 0; n < searchesBefore; n += 1) await memory.searchVector(query);
           const search = memory.searchVector(query);
           await memory.close();
           expect(answer(await search)).toEqual(expected);
@@ -536,7 +542,12 @@ describePostgres('vector search from memory', () => {
           return result;
         },
       });
-      const memory = createPostgresStore({ pool, schema, vectorDimensions: DIMENSIONS });
+      const memory = createPostgresStore({
+        pool,
+        schema,
+        vectorDimensions: DIMENSIONS,
+        preloadSearchIndex: true,
+      });
       cleanup.push(async () => {
         await memory.close();
         await pool.end();

@@ -93,7 +93,12 @@ export interface FreshStore {
    * planner statistics of an empty table); nothing on DuckDB.
    */
   settle(): Promise<void>;
-  /** Another store on the same file or schema, as a process opens it after a restart. */
+  /**
+   * Another store on the same file or schema, as a process opens it after a
+   * restart; on PostgreSQL its `init()` loads the caches it searches from
+   * (`preloadSearchIndex`), which it would otherwise load in the background
+   * while searches answer in SQL.
+   */
   reopen(): MemoryStore;
 }
 
@@ -122,17 +127,18 @@ export async function createFreshStore(
   const schema = uniqueName();
   let disposed = false;
   const { url, lexicalIndex, vectorIndex } = target;
-  const open = () =>
+  const open = (preloadSearchIndex: boolean) =>
     createPostgresStore({
       connectionString: url,
       schema,
       ...vector,
       ...(lexicalIndex && { lexicalIndex }),
       ...(vectorIndex && { vectorIndex }),
+      preloadSearchIndex,
     });
   return {
-    store: open(),
-    reopen: open,
+    store: open(false),
+    reopen: () => open(true),
     location: `schema ${schema}`,
     settle: () =>
       withPgClient(target.url, async (client) => {
