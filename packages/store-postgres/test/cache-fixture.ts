@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MnemoError } from '@mnemo/core';
+import { createEngine, type Embedder, type Engine, MnemoError } from '@mnemo/core';
+import { createPostgresStore } from '../src/index.js';
+import { dropSchema, PG_URL, uniqueSchema } from './database.js';
 
-// What the tests of the in-process caches (vector-cache.test.ts, lexical-cache.test.ts) share:
-// texts over a small vocabulary, the questions asked of them, and a call retried across a
-// server restart.
+// What the tests of the in-process caches (vector-cache, lexical-cache, cache-loading and
+// cache-sweep) share: texts over a small vocabulary, the questions asked of them, a call
+// retried across a server restart, and a writer on a new schema.
 
 export const WORDS =
   'dog cat bird fish walk run swim sleep park river tree house garden lake hill road'.split(' ');
@@ -50,4 +52,30 @@ export async function afterRestart<T>(call: () => Promise<T>): Promise<T> {
       await sleep(200);
     }
   }
+}
+
+/**
+ * A new schema named after `name`, and an engine writing to it (with `embedder`, recalls not
+ * audited); `cleanup` gets the steps that close the engine's store and drop the schema.
+ */
+export async function writerOnNewSchema(
+  name: string,
+  cleanup: (() => Promise<void>)[],
+  embedder?: Embedder,
+): Promise<{ schema: string; engine: Engine }> {
+  const schema = uniqueSchema(name);
+  cleanup.push(() => dropSchema(schema, PG_URL as string));
+  const writer = createPostgresStore({
+    connectionString: PG_URL as string,
+    schema,
+    vector: 'array',
+  });
+  cleanup.push(() => writer.close());
+  const engine = createEngine({
+    store: writer,
+    readAuditing: false,
+    ...(embedder && { embedder }),
+  });
+  await engine.init();
+  return { schema, engine };
 }

@@ -1,10 +1,10 @@
-import { createEngine, type MemoryStore, queryTerms, type ScoredRecord } from '@mnemo/core';
+import { type MemoryStore, queryTerms, type ScoredRecord } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { QUESTIONS, texts } from './cache-fixture.js';
-import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { QUESTIONS, texts, writerOnNewSchema } from './cache-fixture.js';
+import { describePostgres, PG_URL } from './database.js';
 
 // When the in-process caches load (see `FollowedCache`): in the background from the first
 // search that would use them, searches answering in SQL meanwhile; in `init()` with
@@ -97,16 +97,7 @@ const answer = (hits: readonly ScoredRecord[]) =>
  * to `ask`, and how many statements of each SQL search it sent for it.
  */
 async function setUp(records: number) {
-  const schema = uniqueSchema('cache_loading');
-  cleanup.push(() => dropSchema(schema, PG_URL as string));
-  const writer = createPostgresStore({
-    connectionString: PG_URL as string,
-    schema,
-    vector: 'array',
-  });
-  cleanup.push(() => writer.close());
-  const engine = createEngine({ store: writer, embedder, readAuditing: false });
-  await engine.init();
+  const { schema, engine } = await writerOnNewSchema('cache_loading', cleanup, embedder);
   await engine
     .as('agent-a')
     .rememberMany(texts(31, records, 6).map((text, n) => ({ content: `${text} ${n}` })));

@@ -1,11 +1,11 @@
-import { createEngine, type MemoryStore, queryTerms, type ScoredRecord } from '@mnemo/core';
+import { type MemoryStore, queryTerms, type ScoredRecord } from '@mnemo/core';
 import { createHashEmbedder } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { LexicalCache, type LexicalRecord } from '../src/lexical-cache.js';
-import { texts } from './cache-fixture.js';
-import { describePostgres, dropSchema, PG_URL, uniqueSchema } from './database.js';
+import { texts, writerOnNewSchema } from './cache-fixture.js';
+import { describePostgres, PG_URL } from './database.js';
 
 // What the sweep of a cache (see `CachedRecords.sweep`) asks the table about, in the process: the
 // records that no search ranks would otherwise stay held after being deleted or purged.
@@ -220,16 +220,7 @@ async function settled(gone: readonly Promise<unknown>[]): Promise<void> {
 
 describePostgres('the sweep of the caches', () => {
   it('drops records deleted by other stores that no search ranks, as new ones come in', async () => {
-    const schema = uniqueSchema('cache_sweep');
-    cleanup.push(() => dropSchema(schema, PG_URL as string));
-    const writer = createPostgresStore({
-      connectionString: PG_URL as string,
-      schema,
-      vector: 'array',
-    });
-    cleanup.push(() => writer.close());
-    const engine = createEngine({ store: writer, embedder, readAuditing: false });
-    await engine.init();
+    const { schema, engine } = await writerOnNewSchema('cache_sweep', cleanup, embedder);
     const a = engine.as('agent-a');
     const memory = store(schema, 'memory');
     const sql = store(schema, 'sql');
