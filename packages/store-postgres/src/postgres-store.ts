@@ -98,10 +98,11 @@ export interface PostgresStoreSettings {
    * embedding kept in this process (a quarter of the embeddings' size: about
    * 40 MB for 100,000 records of 384 dimensions, loaded in the background
    * from the first vector search, see `preloadSearchIndex`, and kept current
-   * with every process's writes from then on); only the few records whose cosine can still reach the top are then checked in
-   * SQL and scored exactly as the full scan scores them (a search within a
-   * thread scans the thread in SQL). `sql`: every visible embedding is
-   * scored in the database. Same results either way. Default `memory`.
+   * with every process's writes from then on); only the few records whose
+   * cosine can still reach the top are then checked in SQL and scored
+   * exactly as the full scan scores them (a search within a thread scans the
+   * thread in SQL). `sql`: every visible embedding is scored in the
+   * database. Same results either way. Default `memory`.
    */
   vectorIndex?: 'memory' | 'sql';
   /**
@@ -112,8 +113,8 @@ export interface PostgresStoreSettings {
    * process's writes from then on), scored with the caller's statistics,
    * which PostgreSQL computes; only the few records that can reach the top
    * are then checked and scored in SQL, exactly as the SQL search scores
-   * them. `sql`: the search reads the query terms'
-   * postings in the database. Same results either way. Default `memory`.
+   * them. `sql`: the search reads the query terms' postings in the
+   * database. Same results either way. Default `memory`.
    */
   lexicalIndex?: 'memory' | 'sql';
   /**
