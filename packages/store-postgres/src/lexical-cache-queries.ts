@@ -6,15 +6,12 @@ import { rowToRecord } from './rows.js';
 import type { Row, Session } from './session.js';
 import { Params } from './sql.js';
 import {
-  feedStart,
+  loadPages,
   positionColumns,
   SNAPSHOT,
   toPosition,
   unseenRecords,
 } from './vector-cache-queries.js';
-
-/** Records read per statement of the first load. */
-const LOAD_PAGE = 10_000;
 
 /**
  * What the cache keeps of each record `r` (`x`): taken from its postings,
@@ -55,35 +52,22 @@ function addRows(cache: LexicalCache, rows: readonly Row[]): void {
   }
 }
 
-/**
- * Loads the postings of every live, non-plan record into an empty cache, a
- * page of records at a time, from the feed's start, until `stopped()` (see
- * `loadVectorCache`).
- */
-export async function loadLexicalCache(
+/** Loads the postings of every live, non-plan record into an empty cache (see `loadPages`). */
+export function loadLexicalCache(
   s: Session,
   cache: LexicalCache,
   stopped: () => boolean,
 ): Promise<void> {
-  const start = await feedStart(s);
-  let after: string | null = null;
-  while (!stopped()) {
-    const page = new Params();
-    const rows = await s.all(
-      `SELECT r.id, x.* FROM (
-         SELECT r.id FROM ${s.schema}.mnemo_records r
-         WHERE NOT r.is_plan AND r.deleted_at IS NULL
-           ${after === null ? '' : `AND r.id > ${page.add(after, '::text')}`}
-         ORDER BY r.id LIMIT ${page.add(LOAD_PAGE, '::int')}
+  return loadPages(
+    s,
+    cache,
+    stopped,
+    (where) => `SELECT r.id, x.* FROM (
+         SELECT r.id FROM ${s.schema}.mnemo_records r ${where}
        ) r CROSS JOIN ${postingsOfRecord(s)}
        ORDER BY r.id`,
-      page,
-    );
-    addRows(cache, rows);
-    if (rows.length < LOAD_PAGE) break;
-    after = String((rows[rows.length - 1] as Row).id);
-  }
-  cache.position = start;
+    (rows) => addRows(cache, rows),
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ScoredRecord, VectorQuery } from '@mnemo/core';
 import { unpackArray, unpackVector } from './binary.js';
-import type { FeedPosition } from './cached-records.js';
+import type { CachedRecords, FeedPosition } from './cached-records.js';
 import { rowToRecord } from './rows.js';
 import { roundedCosine } from './scores.js';
 import type { Row, Session } from './session.js';
@@ -66,34 +66,57 @@ export async function feedStart(s: Session): Promise<FeedPosition> {
 }
 
 /**
- * Loads every live, non-plan record into an empty cache, a page at a time.
- * The position is the first statement's snapshot: a record of a transaction
- * that it did not see is read again by the next refresh, and one that it saw
- * is read by a page, unless deleted since. Stops before the next page once
- * `stopped()` (the store closing), the cache then unusable.
+ * Loads every live, non-plan record into an empty cache, a page of
+ * `LOAD_PAGE` at a time in id order: `statement(where)` reads a page of
+ * records `r` chosen by `where` (its condition, order and limit), each row
+ * with the record's `id`, which `add` takes into the cache. The position is
+ * the first statement's snapshot: a record of a transaction that it did not
+ * see is read again by the next refresh, and one that it saw is read by a
+ * page, unless deleted since. Stops before the next page once `stopped()`
+ * (the store closing), the cache then unusable.
  */
-export async function loadVectorCache(
+export async function loadPages(
+  s: Session,
+  cache: CachedRecords,
+  stopped: () => boolean,
+  statement: (where: string) => string,
+  add: (rows: readonly Row[]) => void,
+): Promise<void> {
+  const start = await feedStart(s);
+  let after: string | null = null;
+  while (!stopped()) {
+    const p = new Params();
+    const rows = await s.all(
+      statement(
+        `WHERE NOT r.is_plan AND r.deleted_at IS NULL
+           ${after === null ? '' : `AND r.id > ${p.add(after, '::text')}`}
+         ORDER BY r.id LIMIT ${p.add(LOAD_PAGE, '::int')}`,
+      ),
+      p,
+    );
+    add(rows);
+    if (rows.length < LOAD_PAGE) break;
+    after = String((rows[rows.length - 1] as Row).id);
+  }
+  cache.position = start;
+}
+
+/** Loads the vector cache (see `loadPages`). */
+export function loadVectorCache(
   s: Session,
   cache: VectorCache,
   pgvector: boolean,
   stopped: () => boolean,
 ): Promise<void> {
-  const start = await feedStart(s);
-  let after: string | null = null;
-  while (!stopped()) {
-    const page = new Params();
-    const rows = await s.all(
-      `SELECT ${columns(pgvector)} FROM ${s.schema}.mnemo_records r
-       WHERE NOT r.is_plan AND r.deleted_at IS NULL
-         ${after === null ? '' : `AND r.id > ${page.add(after, '::text')}`}
-       ORDER BY r.id LIMIT ${page.add(LOAD_PAGE, '::int')}`,
-      page,
-    );
-    for (const record of rows) cache.add(toCached(record, pgvector));
-    if (rows.length < LOAD_PAGE) break;
-    after = String((rows[rows.length - 1] as Row).id);
-  }
-  cache.position = start;
+  return loadPages(
+    s,
+    cache,
+    stopped,
+    (where) => `SELECT ${columns(pgvector)} FROM ${s.schema}.mnemo_records r ${where}`,
+    (rows) => {
+      for (const record of rows) cache.add(toCached(record, pgvector));
+    },
+  );
 }
 
 /**
