@@ -274,6 +274,39 @@ describe.each(STORES)('plan lifecycle on %s', (kind) => {
     ]);
   });
 
+  it('counts a replay as an access of the plan it returns only, unless read auditing is off', async () => {
+    const { engine, agent, clock, one, planId, fallbackId } = await setUp(kind);
+    const accesses = async () =>
+      Promise.all(
+        [planId, fallbackId].map(async (id) => {
+          const record = await agent.get(id);
+          return [record.accessCount, record.lastAccessedAt?.toISOString() ?? null];
+        }),
+      );
+    expect(await accesses()).toEqual([
+      [0, null],
+      [0, null],
+    ]);
+    clock.advance(5_000);
+    await ask(agent);
+    await ask(agent);
+    await recallPlan(agent, { query: 'an unrelated question about billing' });
+    expect(await accesses()).toEqual([
+      [2, '2026-01-01T00:00:06.000Z'],
+      [0, null],
+    ]);
+    // The plan goes stale: the fallback is returned, and only it is counted.
+    await agent.forget({ ids: [one.id] });
+    clock.advance(1_000);
+    await ask(agent);
+    await ask(engine.with({ readAuditing: false }).as('agent-a'));
+    expect(await accesses()).toEqual([
+      [2, '2026-01-01T00:00:06.000Z'],
+      [1, '2026-01-01T00:00:07.000Z'],
+    ]);
+    expect((await engine.verifyAudit()).ok).toBe(true);
+  });
+
   it('forgets a plan like any record, and expires a plan with a TTL', async () => {
     const { agent, clock, planId, fallbackId } = await setUp(kind);
     await agent.forget({ ids: [planId] });

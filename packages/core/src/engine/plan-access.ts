@@ -96,7 +96,10 @@ export interface PlanAccess {
     maxTokens: number;
     minShared?: number;
   }): Promise<PlanCandidate[]>;
-  /** Appends a `recall_plan` audit event (unless read auditing is off). */
+  /**
+   * Appends a `recall_plan` audit event and counts an access of the records
+   * it names, the plan replayed (unless read auditing is off).
+   */
   auditReplay(recordIds: string[], details: JsonObject): Promise<void>;
   /**
    * Records what a replay of plan `planId` taught, in one transaction with a
@@ -252,9 +255,11 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
       call(async () => {
         if (!context.readAuditing) return;
         const now = context.clock.now();
-        await context.store.transaction((tx) =>
-          appendAudit(handle, tx, now, 'recall_plan', recordIds, details),
-        );
+        // The plan replayed is read like a recall's hits: counted as an access.
+        await context.store.transaction(async (tx) => {
+          if (recordIds.length > 0) await tx.touch(recordIds, now);
+          await appendAudit(handle, tx, now, 'recall_plan', recordIds, details);
+        });
       }),
     updatePlanStats: (planId, next) =>
       call(async () => {
