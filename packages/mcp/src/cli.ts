@@ -2,10 +2,12 @@
 import { runCli } from './cli/run-cli.js';
 
 // A reader that stopped early (`mnemo export | head -1`): stop quietly, as a process killed
-// by SIGPIPE would (exit 141), instead of crashing on the unhandled error.
+// by SIGPIPE would (exit 141), instead of crashing on the unhandled error. A command that
+// listens for the stream's errors itself handles them (`serve` over stdio: its client went
+// away, and it closes the store first).
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(141);
+    if (error.code === 'EPIPE' && stream.listenerCount('error') === 1) process.exit(141);
   });
 }
 

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -182,6 +184,40 @@ describe('mnemo serve over stdio (the built binary, spawned)', () => {
     expect(mnemoJson(['plans', '--store', store]).plans).toEqual([
       expect.objectContaining({ id: cached.id, owner: 'acme/planner', replays: 1 }),
     ]);
+  });
+
+  it('closes the store and exits 0 when its client stops reading, once the calls under way are done', async () => {
+    const db = join(tempDir(), 'gone.duckdb');
+    const server = spawn(
+      process.execPath,
+      [CLI, 'serve', '--agent', 'a', '--store', `duckdb:${db}`],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    const exited = new Promise<number | null>((done) => server.once('exit', (code) => done(code)));
+    onCleanup(() => server.kill('SIGKILL'));
+    server.stdin.write(`${JSON.stringify(INITIALIZE_REQUEST)}\n`);
+    await new Promise((answered) => server.stdout.once('data', answered));
+    // The client goes away without ending stdin: the answer to this call meets a closed pipe.
+    server.stdout.destroy();
+    const remember = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'mnemo.remember', arguments: { content: 'remembered for a client gone' } },
+    };
+    server.stdin.write(`${JSON.stringify(remember)}\n`);
+    expect(await exited).toBe(0);
+    // Closed cleanly: everything is in the database file.
+    expect([existsSync(`${db}.wal`), existsSync(`${db}.mnemo-journal`)]).toEqual([false, false]);
+    const exported = mnemo(['export', '--store', `duckdb:${db}`]);
+    expect(
+      exported.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).record.content),
+    ).toEqual(['remembered for a client gone']);
   });
 
   it('exits 0 when its client closes stdin', () => {

@@ -167,32 +167,43 @@ async function readTokens(path: string): Promise<TokenRegistry> {
 }
 
 /**
- * `stopped` resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin.
- * Listening starts at once, so that a signal during start-up closes the store too;
- * `dispose` stops it, for a server that failed to start.
+ * `stopped` resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin or
+ * stops reading stdout (an answer meets a closed pipe; the calls under way still finish,
+ * and their answers are dropped). Listening starts at once, so that a signal during
+ * start-up closes the store too; `dispose`, once the store is closed or failed to open,
+ * stops it.
  */
 function untilStopped(
   io: CliIo,
   watchStdin = true,
 ): { stopped: Promise<void>; dispose: () => void } {
-  let dispose = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    dispose = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      io.stdin.off('end', stop);
-      io.stdin.off('close', stop);
-    };
-    const stop = () => {
-      dispose();
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    if (watchStdin) {
-      io.stdin.once('end', stop);
-      io.stdin.once('close', stop);
-    }
+  let resolve = () => {};
+  const stopped = new Promise<void>((done) => {
+    resolve = done;
   });
-  return { stopped, dispose };
+  const unwatch = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    io.stdin.off('end', stop);
+    io.stdin.off('close', stop);
+  };
+  const stop = () => {
+    unwatch();
+    resolve();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  if (watchStdin) {
+    io.stdin.once('end', stop);
+    io.stdin.once('close', stop);
+    // Kept until disposed: every answer written after the pipe closed fails too.
+    io.stdout.on('error', stop);
+  }
+  return {
+    stopped,
+    dispose: () => {
+      unwatch();
+      io.stdout.off('error', stop);
+    },
+  };
 }
