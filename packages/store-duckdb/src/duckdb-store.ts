@@ -404,6 +404,8 @@ class DuckDBStore implements MemoryStore {
         `${this.options.path} is at schema version ${current}; this @mnemo/store-duckdb knows versions up to ${known}: upgrade it`,
       );
     }
+    // Before the migrations: once they ran, the file would no longer look new to a retry.
+    const journaled = this.file === null ? null : this.openJournal(current === 0);
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
       await this.inTransaction(writer, async () => {
@@ -429,7 +431,7 @@ class DuckDBStore implements MemoryStore {
     ) {
       this.fixedDimensions = dimensions;
     }
-    if (this.file !== null) await this.openJournal(writer, current === 0);
+    if (journaled !== null) await this.applyJournal(writer, journaled);
     // Accesses logged by an earlier process (perhaps one that crashed), its journal's included,
     // go into the records first.
     if ((await countLoggedAccesses(writer)) > 0) {
@@ -444,13 +446,14 @@ class DuckDBStore implements MemoryStore {
   }
 
   /**
-   * Opens the journal beside the file and applies the frames a process that
-   * stopped before applying them left in it (see "Journal" in the README).
-   * A new file (`fresh`: no schema before this open) has no journal of its
-   * own: frames beside it belong to a database deleted or moved without its
-   * journal, and applying them to this one would fail or, worse, succeed.
+   * Opens the journal beside the file and returns the frames a process that
+   * stopped before applying them left in it (see "Journal" in the README;
+   * `applyJournal` applies them). A new file (`fresh`: no schema before this
+   * open) has no journal of its own: frames beside it belong to a database
+   * deleted or moved without its journal, and applying them to this one would
+   * fail or, worse, succeed.
    */
-  private async openJournal(writer: Session, fresh: boolean): Promise<void> {
+  private openJournal(fresh: boolean): JournalFrame[] {
     const path = `${this.file}${JOURNAL_SUFFIX}`;
     let opened: ReturnType<typeof Journal.open>;
     try {
@@ -468,8 +471,14 @@ class DuckDBStore implements MemoryStore {
       );
     }
     this.journal = opened.journal;
+    return opened.frames;
+  }
+
+  /** Applies the journal's frames that the file does not hold yet, then empties the journal. */
+  private async applyJournal(writer: Session, journaled: readonly JournalFrame[]): Promise<void> {
+    const journal = this.journal as Journal;
     const applied = await queries.journalApplied(writer);
-    const frames = opened.frames.filter((frame) => frame.seq > applied);
+    const frames = journaled.filter((frame) => frame.seq > applied);
     const replay = new PendingWrites();
     for (const frame of frames) replay.add(frame);
     while (replay.frames.length > 0) {
@@ -489,14 +498,14 @@ class DuckDBStore implements MemoryStore {
       } catch (error) {
         throw new MnemoError(
           'STORE_UNAVAILABLE',
-          `DuckDB: applying the journal ${path} to ${this.options.path} failed (${(error as Error).message}); the file and the journal are left as they were`,
+          `DuckDB: applying the journal ${this.file}${JOURNAL_SUFFIX} to ${this.options.path} failed (${(error as Error).message}); the file and the journal are left as they were`,
           { cause: error },
         );
       }
       replay.applied(chunk);
     }
-    this.journal.clear();
-    this.nextSeq = Math.max(applied, opened.frames.at(-1)?.seq ?? 0) + 1;
+    journal.clear();
+    this.nextSeq = Math.max(applied, journaled.at(-1)?.seq ?? 0) + 1;
   }
 
   private get runSize(): number {
