@@ -159,7 +159,7 @@ export function createEngine(options: EngineOptions): Engine {
   return engineFrom({
     store: options.store,
     embedder: options.embedder === undefined ? noopEmbedder : checkEmbedder(options.embedder),
-    clock: options.clock ?? systemClock,
+    clock: options.clock === undefined ? systemClock : checkedClock(options.clock),
     ids,
     writer: new WriteCoalescer(options.store, ids),
     calls: new CallsInFlight(),
@@ -169,6 +169,24 @@ export function createEngine(options: EngineOptions): Engine {
     experienceSignature: signatureStrategy(options.experienceSignature, 'default'),
     readAuditing: flag('options.readAuditing', options.readAuditing, true),
   });
+}
+
+/**
+ * A custom clock whose every reading is checked, as the ids of a custom
+ * generator are: anything but a valid Date fails the call with
+ * `INVALID_INPUT` (naming `options.clock`) before it writes, not with a
+ * `TypeError` from deep inside.
+ */
+function checkedClock(clock: Clock): Clock {
+  return {
+    now: () => {
+      const now: unknown = clock.now();
+      if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
+        throw invalidInput('options.clock', 'now() must return a valid Date');
+      }
+      return new Date(now.getTime());
+    },
+  };
 }
 
 const ENGINE_OPTIONS = [

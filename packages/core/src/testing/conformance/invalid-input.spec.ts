@@ -210,6 +210,28 @@ export function invalidInputSpec(t: TestApi, h: Harness): void {
       expect(await snapshot(store)).toEqual({ a: [], b: [], audit: [], heads: [] });
     });
 
+    it('rejects what a custom clock returns unless it is a valid Date, and changes nothing', async () => {
+      const { engine: seeder, store } = await h.open();
+      const { id } = await seeder.as('agent-a').remember({ content: 'a note on clocks' });
+      const before = await snapshot(store);
+      for (const now of [Date.now(), '2026-01-01T00:00:00.000Z', new Date(Number.NaN), null]) {
+        const engine = createEngine({ store, clock: { now: () => now as Date } });
+        const a = engine.as('agent-a');
+        for (const call of [
+          () => a.remember({ content: 'another note' }),
+          () => a.recall({ query: 'note' }),
+          () => a.get(id),
+          () => a.forget({ ids: [id] }),
+        ]) {
+          await expect(call()).rejects.toMatchObject({
+            code: 'INVALID_INPUT',
+            details: { field: 'options.clock' },
+          });
+        }
+      }
+      expect(await snapshot(store)).toEqual(before);
+    });
+
     it('rejects bad recall, get, forget and share input with INVALID_INPUT and changes nothing', async () => {
       const { engine, store } = await seeded();
       const before = await snapshot(store);
