@@ -28,8 +28,18 @@ const UNAVAILABLE_ERRNO = new Set([
   'EPIPE',
   'EAI_AGAIN',
 ]);
+// TLS: a server without it (pg's message), or a certificate Node does not trust (its codes).
+const UNAVAILABLE_TLS = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|terminating connection|server closed the connection|Query read timeout/i;
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|terminating connection|server closed the connection|Query read timeout|server does not support SSL/i;
 
 /** The one place `pg` errors become `MnemoError`s. */
 export function mapPostgresError(error: unknown, action: string): MnemoError {
@@ -53,6 +63,7 @@ export function mapPostgresError(error: unknown, action: string): MnemoError {
     UNAVAILABLE_CODES.has(code) ||
     code.startsWith('08') ||
     UNAVAILABLE_ERRNO.has(code) ||
+    UNAVAILABLE_TLS.has(code) ||
     UNAVAILABLE_MESSAGE.test(message)
   ) {
     return new MnemoError('STORE_UNAVAILABLE', `PostgreSQL: ${action} failed: ${message}`, {

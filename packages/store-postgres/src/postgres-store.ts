@@ -134,6 +134,9 @@ export interface PostgresStoreSettings {
   maxConnections?: number;
 }
 
+/** The longest delay a Node timer keeps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Tries of a transaction that failed on a deadlock or serialization failure. */
 const MAX_ATTEMPTS = 3;
 // Lowercase identifiers; `pg_` names are reserved by PostgreSQL.
@@ -181,7 +184,23 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw invalid('options', 'give exactly one of pool or connectionString');
   }
-  const schema = options.schema ?? 'mnemo';
+  // A null pool would have the store open its own on pg's defaults (PGHOST…).
+  const pool: unknown = options.pool;
+  if (
+    pool !== undefined &&
+    (typeof pool !== 'object' ||
+      pool === null ||
+      !['connect', 'query', 'end'].every(
+        (method) => typeof (pool as Record<string, unknown>)[method] === 'function',
+      ))
+  ) {
+    throw invalid('pool', 'must be a pg.Pool: an object with connect, query and end methods');
+  }
+  const url: unknown = options.connectionString;
+  if (url !== undefined && (typeof url !== 'string' || url.length === 0)) {
+    throw invalid('connectionString', 'must be a non-empty string');
+  }
+  const schema = options.schema === undefined ? 'mnemo' : options.schema;
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
     throw invalid('schema', 'must match [a-z_][a-z0-9_]{0,62} and not start with pg_');
   }
@@ -205,11 +224,15 @@ export function createPostgresStore(options: PostgresStoreOptions): MemoryStore 
   ) {
     throw invalid('vectorDimensions', 'must be an integer from 1 to 16000');
   }
-  for (const key of ['statementTimeoutMs', 'connectionTimeoutMs', 'maxConnections'] as const) {
+  // Node waits 1 ms for a timer longer than 2^31 - 1 ms: every statement would time out.
+  for (const key of ['statementTimeoutMs', 'connectionTimeoutMs'] as const) {
     const value = options[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1))
-      throw invalid(key, 'must be a positive integer');
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS))
+      throw invalid(key, `must be an integer from 1 to ${MAX_TIMER_MS}`);
   }
+  const connections = options.maxConnections;
+  if (connections !== undefined && (!Number.isInteger(connections) || connections < 1))
+    throw invalid('maxConnections', 'must be a positive integer');
   return new PostgresStore(options, `"${schema}"`);
 }
 
@@ -339,12 +362,14 @@ class PostgresStore implements MemoryStore {
           `no mnemo schema "${this.schemaName}" in this database (createSchema is false)`,
         );
       }
+    } else {
+      // Not with createSchema false: a role that may only read could not run even these.
+      await s.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      await s.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.schema}.mnemo_migrations (
+           version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
     }
-    await s.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-    await s.exec(
-      `CREATE TABLE IF NOT EXISTS ${this.schema}.mnemo_migrations (
-         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
     const [row] = await s.all(
       `SELECT coalesce(max(version), 0) AS version FROM ${this.schema}.mnemo_migrations`,
     );

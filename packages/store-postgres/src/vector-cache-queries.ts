@@ -53,13 +53,17 @@ export function toPosition(row: Row | undefined): FeedPosition {
 /**
  * Where a cache's first load starts reading the feed: this statement's
  * snapshot, with the token of this run written first (see migration 8),
- * unless a process wrote it already.
+ * unless a process wrote it already. Looked for before it is written, so
+ * that a role that may only read loads its caches once a writer has.
  */
 export async function feedStart(s: Session): Promise<FeedPosition> {
-  await s.exec(
-    `INSERT INTO ${s.schema}.mnemo_cache_epoch (token) VALUES (gen_random_uuid()::text)
-     ON CONFLICT DO NOTHING`,
-  );
+  const [written] = await s.all(`SELECT 1 AS written FROM ${s.schema}.mnemo_cache_epoch`);
+  if (written === undefined) {
+    await s.exec(
+      `INSERT INTO ${s.schema}.mnemo_cache_epoch (token) VALUES (gen_random_uuid()::text)
+       ON CONFLICT DO NOTHING`,
+    );
+  }
   const p = new Params();
   const [row] = await s.all(`WITH ${SNAPSHOT} SELECT ${positionColumns(s, p)}`, p);
   return toPosition(row);

@@ -65,6 +65,24 @@ describe('mapPostgresError', () => {
     }
   });
 
+  it('makes a certificate Node does not trust STORE_UNAVAILABLE, with its code', () => {
+    for (const code of [
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+      'CERT_HAS_EXPIRED',
+      'CERT_NOT_YET_VALID',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+    ]) {
+      expect(mapped(driverError('a certificate problem', code))).toEqual({
+        code: 'STORE_UNAVAILABLE',
+        message: 'PostgreSQL: testing failed: a certificate problem',
+        details: { sqlstate: code },
+      });
+    }
+  });
+
   it("makes pg's own connection failures STORE_UNAVAILABLE by their message, with no SQLSTATE", () => {
     for (const message of [
       'Connection terminated unexpectedly',
@@ -75,6 +93,7 @@ describe('mapPostgresError', () => {
       'terminating connection due to administrator command',
       'server closed the connection unexpectedly',
       'Query read timeout',
+      'The server does not support SSL connections',
       // In any case.
       'SERVER CLOSED THE CONNECTION unexpectedly',
     ]) {

@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { createEngine, MnemoError } from '@mnemo/core';
+import { createHashEmbedder } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
@@ -56,6 +57,19 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
     expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
   });
 
+  it('TLS asked of a server without it', async () => {
+    const store = createPostgresStore({
+      connectionString: withUrl((u) => {
+        u.searchParams.set('ssl', 'true');
+      }),
+    });
+    cleanup.push(() => store.close());
+    const error = await expectUnavailable(() => store.init(), 10_000);
+    expect(error.message).toBe(
+      'PostgreSQL: connecting failed: The server does not support SSL connections',
+    );
+  });
+
   it('authentication failure', async () => {
     const store = createPostgresStore({
       connectionString: withUrl((u) => {
@@ -100,6 +114,53 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
     cleanup.push(() => readOnly.close());
     const refused = await expectUnavailable(() => readOnly.init(), 10_000);
     expect(refused.details.sqlstate).toBe('25006');
+  });
+
+  it('a role that may only read opens a schema with createSchema false and recalls from the loaded caches; its writes are refused', async () => {
+    const schema = uniqueSchema('readonly');
+    const role = uniqueSchema('reader');
+    cleanup.push(() => dropSchema(schema));
+    const embedder = createHashEmbedder({ dimensions: 16 });
+    const writer = createEngine({
+      store: createPostgresStore({
+        connectionString: PG_URL as string,
+        schema,
+        preloadSearchIndex: true,
+      }),
+      embedder,
+    });
+    await writer.init();
+    const { id } = await writer
+      .as('agent-a')
+      .remember({ content: 'a note for readers', scope: 'global' });
+    await writer.close();
+    await adminQuery(`CREATE ROLE ${role} LOGIN PASSWORD 'reader-pw'`);
+    cleanup.push(() => adminQuery(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+    await adminQuery(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    await adminQuery(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    const reader = createEngine({
+      store: createPostgresStore({
+        connectionString: withUrl((u) => {
+          u.username = role;
+          u.password = 'reader-pw';
+        }),
+        schema,
+        createSchema: false,
+        // init() fails unless both caches load.
+        preloadSearchIndex: true,
+      }),
+      embedder,
+      readAuditing: false,
+    });
+    cleanup.push(() => reader.close());
+    await reader.init();
+    const b = reader.as('agent-b');
+    for (const strategy of ['lexical', 'semantic', 'hybrid'] as const) {
+      const { hits } = await b.recall({ query: 'note for readers', strategy });
+      expect([strategy, hits.map((hit) => hit.record.id)]).toEqual([strategy, [id]]);
+    }
+    const refused = await expectUnavailable(() => b.remember({ content: 'a write' }), 10_000);
+    expect(refused.details.sqlstate).toBe('42501');
   });
 
   it('a dropped connection fails the transaction, and the pool recovers without a restart', async () => {
