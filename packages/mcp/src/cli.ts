@@ -1,13 +1,13 @@
 #!/usr/bin/env node
+import { brokenPipeHandled } from './cli/output.js';
 import { runCli } from './cli/run-cli.js';
 
 // A reader that stopped early (`mnemo export | head -1`): stop quietly, as a process killed
-// by SIGPIPE would (exit 141), instead of crashing on the unhandled error. A command that
-// listens for the stream's errors itself handles them (`serve` over stdio: its client went
-// away, and it closes the store first).
+// by SIGPIPE would (exit 141), instead of crashing on the unhandled error. Unless the
+// command handles it (`serve` over stdio: its client went away; it closes the store first).
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE' && stream.listenerCount('error') === 1) process.exit(141);
+    if (error.code === 'EPIPE' && !brokenPipeHandled.has(stream)) process.exit(141);
   });
 }
 

@@ -8,6 +8,12 @@ export interface CliIo {
 }
 
 /**
+ * Output streams whose broken pipe the running command handles itself (`serve` over
+ * stdio: its client went away). On any other the CLI exits as SIGPIPE would (see cli.ts).
+ */
+export const brokenPipeHandled = new WeakSet<Writable>();
+
+/**
  * Writes `text`, waiting while the stream's buffer is full (large exports).
  * Rejects once the stream has failed (a full disk, a reader gone), so a long
  * export stops instead of waiting for a drain that will never come.

@@ -19,7 +19,7 @@ import {
   type EmbedderSpec,
   parseEmbedderSpec,
 } from '../embedder-spec.js';
-import type { CliIo } from '../output.js';
+import { brokenPipeHandled, type CliIo } from '../output.js';
 import { describeStore, type OpenedEngine, openEngine, type StoreSpec } from '../store-spec.js';
 import { UsageError } from '../usage-error.js';
 
@@ -198,12 +198,14 @@ function untilStopped(
     io.stdin.once('close', stop);
     // Kept until disposed: every answer written after the pipe closed fails too.
     io.stdout.on('error', stop);
+    brokenPipeHandled.add(io.stdout);
   }
   return {
     stopped,
     dispose: () => {
       unwatch();
       io.stdout.off('error', stop);
+      brokenPipeHandled.delete(io.stdout);
     },
   };
 }
