@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine, exportToJson } from '@mnemo/core';
 import { createManualClock, memoryRecord } from '@mnemo/core/testing';
-import { rememberPlan } from '@mnemo/experience';
+import { rememberPlan, reportPlanOutcome } from '@mnemo/experience';
 import { createDuckDBStore } from '@mnemo/store-duckdb';
 import { describe, expect, it } from 'vitest';
 import { parseStoreSpec, redactSecrets } from '../src/cli/store-spec.js';
@@ -336,6 +336,10 @@ describe('the mnemo CLI (the built binary)', () => {
           scope: 'public',
           query: 'when do herons hunt',
           outcome_score: 0.8,
+          running_outcome: 0.8,
+          outcomes_reported: 0,
+          failures: 0,
+          retired: false,
           steps: 2,
           chunk_ids: 1,
           replays: 2,
@@ -349,6 +353,10 @@ describe('the mnemo CLI (the built binary)', () => {
           scope: 'private',
           query: 'where does the kestrel hover',
           outcome_score: 1,
+          running_outcome: 1,
+          outcomes_reported: 0,
+          failures: 0,
+          retired: false,
           steps: 1,
           chunk_ids: 0,
           replays: 0,
@@ -366,6 +374,38 @@ describe('the mnemo CLI (the built binary)', () => {
     const empty = join(dir, 'empty.duckdb');
     mnemoJson(['remember', 'no plans here', '--agent', 'a', '--store', `duckdb:${empty}`]);
     expect(mnemo(['plans', '--store', `duckdb:${empty}`]).stdout).toBe('no cached plans\n');
+  });
+
+  it('lists a plan with its reported outcomes, and as retired once they brought it below 0.5', async () => {
+    const file = join(tempDir(), 'retired.duckdb');
+    const engine = createEngine({
+      store: createDuckDBStore({ path: file }),
+      clock: createManualClock('2020-01-01T00:00:00.000Z'),
+      experienceMemory: true,
+    });
+    await engine.init();
+    const planner = engine.as('planner');
+    const plan = { steps: ['recall'], chunkIds: [], outcomeScore: 0.8 };
+    const retired = await rememberPlan(planner, { query: 'how are deploys done', ...plan });
+    const kept = await rememberPlan(planner, { query: 'where do owls sleep', ...plan });
+    for (const score of [0, 0]) {
+      await reportPlanOutcome(planner, { planId: retired.id as string, outcomeScore: score });
+    }
+    await reportPlanOutcome(planner, { planId: kept.id as string, outcomeScore: 0.4 });
+    await engine.close();
+    const store = `duckdb:${file}`;
+    const listed = (mnemoJson(['plans', '--store', store]).plans as Record<string, unknown>[]).map(
+      (p) => [p.id, p.outcome_score, p.running_outcome, p.outcomes_reported, p.failures, p.retired],
+    );
+    expect(listed).toEqual([
+      [retired.id, 0.8, 0.2, 2, 2, true],
+      [kept.id, 0.8, 0.6000000000000001, 1, 1, false],
+    ]);
+    const table = mnemo(['plans', '--store', store]).stdout.split('\n');
+    expect(table.slice(1, 3).map((line) => line.split(/ {2,}/).slice(0, 4))).toEqual([
+      [`${retired.id} (retired)`, 'planner', 'private', '0.20'],
+      [kept.id, 'planner', 'private', '0.60'],
+    ]);
   });
 
   it('lists an expired plan, which is never replayed again, as forgotten: only with --all', async () => {

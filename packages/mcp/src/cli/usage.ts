@@ -101,11 +101,13 @@ ${STORE}
 `,
   plans: `Usage: mnemo plans [--all] [--json]
 
-Lists every cached plan of the store (all owners) with its outcome score and replay
-count (the plan lookups that returned it).
+Lists every cached plan of the store (all owners) with its running outcome (the score
+it was cached with, moved by the outcomes reported; below 0.5 it is retired and no longer
+replayed) and replay count (the plan lookups that returned it).
 
   --all                      include forgotten plans (deleted or expired)
   --json                     {"plans":[{"id","owner","scope","query","outcome_score",
+                             "running_outcome","outcomes_reported","failures","retired",
                              "steps","chunk_ids","replays","created_at","deleted_at",
                              "expires_at"}]}
 

@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
 import {
   type Engine,
+  type ExportedRecord,
   isPlanRecord,
-  type MemoryRecord,
   PLAN_METADATA_KEY,
   principalKey,
 } from '@mnemo/core';
+import { DEFAULT_SUCCESS_THRESHOLD } from '@mnemo/experience';
 import { isoOrNull } from '../../render.js';
 import { COMMON_OPTIONS, noPositionals, storeOf, usageErrors } from '../args.js';
 import { type CliIo, json, oneLine, shortDate, table, write } from '../output.js';
@@ -24,6 +25,13 @@ export interface PlanListing {
   query: string;
   /** The outcome score the plan was cached with; null when its payload is unreadable. */
   outcome_score: number | null;
+  /** The running outcome of the outcomes reported (`reportPlanOutcome`), seeded with `outcome_score`. */
+  running_outcome: number | null;
+  /** Outcomes reported so far, and of those, the ones below 0.5. */
+  outcomes_reported: number;
+  failures: number;
+  /** The running outcome fell below 0.5: the plan is no longer replayed. */
+  retired: boolean;
   steps: number;
   chunk_ids: number;
   /** Replays so far: `recall_plan` audit events that returned this plan. */
@@ -36,8 +44,9 @@ export interface PlanListing {
 
 /**
  * `mnemo plans`: every cached plan of the store (an operator's view: all owners), with its
- * outcome score and how many times it was replayed. Forgotten plans (deleted, or expired:
- * a TTL's expiry is a forget) only with `--all`.
+ * outcome score, its running outcome (retired below 0.5) and how many times it was
+ * replayed. Forgotten plans (deleted, or expired: a TTL's expiry is a forget) only with
+ * `--all`.
  */
 export async function plans(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = usageErrors('plans', () =>
@@ -71,10 +80,12 @@ export async function plans(argv: readonly string[], io: CliIo): Promise<number>
           ? `${plan.id} (forgotten)`
           : isExpired(plan.expires_at, now)
             ? `${plan.id} (expired)`
-            : plan.id,
+            : plan.retired
+              ? `${plan.id} (retired)`
+              : plan.id,
         plan.owner,
         plan.scope,
-        plan.outcome_score === null ? '-' : plan.outcome_score.toFixed(2),
+        plan.running_outcome === null ? '-' : plan.running_outcome.toFixed(2),
         String(plan.replays),
         shortDate(plan.created_at),
         oneLine(plan.query, 60),
@@ -93,22 +104,29 @@ async function listPlans(
   includeForgotten: boolean,
   now: Date,
 ): Promise<PlanListing[]> {
-  const records: MemoryRecord[] = [];
-  for await (const { record } of engine.exportRecords()) {
+  const listed: ExportedRecord[] = [];
+  for await (const exported of engine.exportRecords()) {
+    const { record } = exported;
     const forgotten = record.deletedAt !== null || isExpired(isoOrNull(record.expiresAt), now);
-    if (isPlanRecord(record) && (includeForgotten || !forgotten)) records.push(record);
+    if (isPlanRecord(record) && (includeForgotten || !forgotten)) listed.push(exported);
   }
-  const replays = await countReplays(engine, new Set(records.map((record) => record.id)));
-  return records.map((record) => {
+  const replays = await countReplays(engine, new Set(listed.map(({ record }) => record.id)));
+  return listed.map(({ record, planStats }) => {
     const payload = record.metadata[PLAN_METADATA_KEY];
     const fields =
       typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : {};
+    const outcomeScore = typeof fields.outcome_score === 'number' ? fields.outcome_score : null;
+    const running = planStats?.runningOutcome ?? outcomeScore;
     return {
       id: record.id,
       owner: principalKey(record),
       scope: record.scope,
       query: record.content,
-      outcome_score: typeof fields.outcome_score === 'number' ? fields.outcome_score : null,
+      outcome_score: outcomeScore,
+      running_outcome: running,
+      outcomes_reported: planStats?.replays ?? 0,
+      failures: planStats?.failures ?? 0,
+      retired: running !== null && running < DEFAULT_SUCCESS_THRESHOLD,
       steps: Array.isArray(fields.steps) ? fields.steps.length : 0,
       chunk_ids: Array.isArray(fields.chunk_ids) ? fields.chunk_ids.length : 0,
       replays: replays.get(record.id) ?? 0,
