@@ -1,4 +1,4 @@
-import type { MemoryHandle, Scope } from '@mnemo/core';
+import type { MemoryHandle, PlanAccess, Scope } from '@mnemo/core';
 import { DEFAULT_SUCCESS_THRESHOLD } from './constants.js';
 import { checkOptions, enabledPlanAccess, invalid } from './input.js';
 import { toPayloadJson } from './plan.js';
@@ -50,14 +50,13 @@ const MAX_CHUNK_IDS = 1000;
 /** A content hash as long as any (SHA-256 hex), standing in for each chunk's in the size check. */
 const LARGEST_HASH = '0'.repeat(64);
 
-function stringList(field: string, value: unknown, max: number): string[] {
+function stringList(access: PlanAccess, field: string, value: unknown, max: number): string[] {
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of strings');
   if (value.length > max) throw invalid(field, `must have at most ${max} items`);
   // `Array.from` visits holes (as undefined), where `map` skips them.
-  return Array.from(value, (item: unknown, index) => {
-    if (typeof item !== 'string') throw invalid(`${field}[${index}]`, 'must be a string');
-    return item;
-  });
+  return Array.from(value, (item: unknown, index) =>
+    access.validateText(`${field}[${index}]`, item),
+  );
 }
 
 /**
@@ -77,8 +76,8 @@ export async function rememberPlan(
   checkOptions('input', input, ['query', 'steps', 'chunkIds', 'outcomeScore', 'scope', 'ttlMs']);
   const query = access.validateQuery(input.query);
   const scope = input.scope === undefined ? undefined : access.validateScope(input.scope);
-  const steps = stringList('steps', input.steps, MAX_STEPS);
-  const chunkIds = stringList('chunkIds', input.chunkIds, MAX_CHUNK_IDS);
+  const steps = stringList(access, 'steps', input.steps, MAX_STEPS);
+  const chunkIds = stringList(access, 'chunkIds', input.chunkIds, MAX_CHUNK_IDS);
   const score = input.outcomeScore;
   if (typeof score !== 'number' || score > 1 || score === Number.POSITIVE_INFINITY) {
     throw invalid('outcomeScore', 'must be a number no greater than 1');

@@ -429,6 +429,26 @@ describe('rememberPlan and recallPlan', () => {
     expect(fits.stored).toBe(true);
   });
 
+  it('says how large a plan too large for the metadata limit is, measured as stored', async () => {
+    const { engine, store } = await openEngine({ experienceMemory: true });
+    const agent = engine.as('agent-a');
+    // 36-character ids, as UUIDs are: 600 fit in 64 KiB with their hashes, 700 do not.
+    const ids = Array.from({ length: 700 }, (_, i) => `chunk-${String(i).padStart(30, '0')}`);
+    const error = await rememberPlan(agent, { ...PASSWORD_PLAN, chunkIds: ids }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message:
+        'plan: takes 74400 bytes as metadata (query, steps, chunk ids and their hashes), over limits.maxMetadataBytes (65536)',
+      details: { field: 'plan' },
+    });
+    expect(await store.readAudit({ limit: 10 })).toEqual([]);
+    expect(
+      (await rememberPlan(agent, { ...PASSWORD_PLAN, chunkIds: ids.slice(0, 600) })).stored,
+    ).toBe(true);
+  });
+
   it('names the offending field: a hole, or more than 256 steps or 1,000 chunk ids', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');
@@ -440,6 +460,8 @@ describe('rememberPlan and recallPlan', () => {
       [{ ...PASSWORD_PLAN, chunkIds: holey }, 'chunkIds[1]'],
       [{ ...PASSWORD_PLAN, steps: many(257) }, 'steps'],
       [{ ...PASSWORD_PLAN, chunkIds: many(1001) }, 'chunkIds'],
+      [{ ...PASSWORD_PLAN, steps: ['open', 'a\u0000b'] }, 'steps[1]'],
+      [{ ...PASSWORD_PLAN, chunkIds: ['\uD800'] }, 'chunkIds[0]'],
     ] as const) {
       await expect(rememberPlan(agent, input)).rejects.toMatchObject({
         code: 'INVALID_INPUT',

@@ -13,11 +13,13 @@ import {
 } from '../records.js';
 import {
   isLabel,
+  type Limits,
   validateArray,
   validateContent,
   validateLabel,
   validateMetadata,
   validateScope,
+  validateText,
 } from '../validation.js';
 import {
   appendAudit,
@@ -62,7 +64,12 @@ export interface PlanAccess {
   validateQuery(query: unknown): string;
   /** Validates a scope (`INVALID_INPUT` unless one of `SCOPES`). */
   validateScope(scope: unknown): Scope;
-  /** Validates a plan payload as record metadata would be, returning a clean copy. */
+  /** Validates a string of a plan (a step, a chunk id) as metadata text: no NUL, no lone surrogate. */
+  validateText(field: string, value: unknown): string;
+  /**
+   * Validates a plan payload as record metadata would be, returning a clean
+   * copy; its size is that of the record's metadata it becomes.
+   */
   validatePayload(payload: unknown): JsonObject;
   /**
    * Validates a plan's time to live: absent, or a positive number of
@@ -185,7 +192,8 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
     signatureStrategy: context.experienceSignature,
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
-    validatePayload: (payload) => validateMetadata('plan', payload, context.limits),
+    validateText: (field, value) => validateText(field, value),
+    validatePayload: (payload) => validatePlanPayload(payload, context.limits),
     validateTtl,
     writePlan: ({ query, scope, payload, tokens, ttlMs }) =>
       call(async () => {
@@ -312,4 +320,24 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
         });
       }),
   };
+}
+
+/**
+ * A plan payload validated as metadata, its size measured as the metadata
+ * of the record it becomes (under `PLAN_METADATA_KEY`), so that a payload
+ * that passes here is never refused by the write.
+ */
+function validatePlanPayload(payload: unknown, limits: Limits): JsonObject {
+  const clean = validateMetadata('plan', payload, {
+    ...limits,
+    maxMetadataBytes: Number.POSITIVE_INFINITY,
+  });
+  const bytes = Buffer.byteLength(JSON.stringify({ [PLAN_METADATA_KEY]: clean }), 'utf8');
+  if (bytes > limits.maxMetadataBytes) {
+    throw invalidInput(
+      'plan',
+      `takes ${bytes} bytes as metadata (query, steps, chunk ids and their hashes), over limits.maxMetadataBytes (${limits.maxMetadataBytes})`,
+    );
+  }
+  return clean;
 }
