@@ -1,5 +1,5 @@
-import type { Engine, PlanSignatureStrategy } from '@mnemo/core';
-import { checkOptions } from './input.js';
+import { type Engine, PLAN_SIGNATURE_STRATEGIES, type PlanSignatureStrategy } from '@mnemo/core';
+import { checkOptions, invalid } from './input.js';
 
 export interface ExperienceMemoryOptions {
   /**
@@ -23,6 +23,10 @@ export function withExperienceMemory(
   options: ExperienceMemoryOptions = {},
 ): Engine {
   checkOptions('options', options, ['signature']);
+  const { signature } = options;
+  if (signature !== undefined && !PLAN_SIGNATURE_STRATEGIES.includes(signature)) {
+    throw invalid('options.signature', `must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`);
+  }
   return engine.with({
     experienceMemory: true,
     ...(options.signature === undefined ? {} : { experienceSignature: options.signature }),

@@ -192,22 +192,38 @@ describe('choosing the strategy', () => {
 
   it('rejects an unknown strategy or option with INVALID_INPUT', async () => {
     const { engine, store } = await openEngine();
-    const attempts: (() => unknown)[] = [
-      () => createEngine({ store, experienceSignature: 'fancy' as never }),
-      () => createEngine({ store, experienceSignature: null as never }),
-      () => engine.with({ experienceSignature: 'DEFAULT' as never }),
-      () => withExperienceMemory(engine, { signature: 'bag-of-words' as never }),
-      () => withExperienceMemory(engine, { strategy: 'enriched' } as never),
-      () => withExperienceMemory(engine, null as never),
+    // Each names the option its caller passed.
+    const attempts: [() => unknown, string][] = [
+      [
+        () => createEngine({ store, experienceSignature: 'fancy' as never }),
+        'options.experienceSignature',
+      ],
+      [
+        () => createEngine({ store, experienceSignature: null as never }),
+        'options.experienceSignature',
+      ],
+      [
+        () => engine.with({ experienceSignature: 'DEFAULT' as never }),
+        'options.experienceSignature',
+      ],
+      [
+        () => withExperienceMemory(engine, { signature: 'bag-of-words' as never }),
+        'options.signature',
+      ],
+      [() => withExperienceMemory(engine, { strategy: 'enriched' } as never), 'options.strategy'],
+      [() => withExperienceMemory(engine, null as never), 'options'],
     ];
-    for (const attempt of attempts) {
+    for (const [attempt, field] of attempts) {
       let error: unknown;
       try {
         attempt();
       } catch (caught) {
         error = caught;
       }
-      expect(MnemoError.isInstance(error) && error.code).toBe('INVALID_INPUT');
+      expect(MnemoError.isInstance(error) && [error.code, error.details.field]).toEqual([
+        'INVALID_INPUT',
+        field,
+      ]);
     }
   });
 });

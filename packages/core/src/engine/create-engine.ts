@@ -255,7 +255,7 @@ function signatureStrategy(value: unknown, fallback: PlanSignatureStrategy): Pla
   const found = PLAN_SIGNATURE_STRATEGIES.find((strategy) => strategy === value);
   if (found === undefined) {
     throw invalidInput(
-      'experienceSignature',
+      'options.experienceSignature',
       `must be one of ${PLAN_SIGNATURE_STRATEGIES.join(', ')}`,
     );
   }
