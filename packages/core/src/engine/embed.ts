@@ -30,11 +30,17 @@ export async function embedTexts(
         `embedder returned ${result?.length} vectors for ${batch.length} texts`,
       );
     }
-    for (const vector of result) {
-      if (!(vector instanceof Float32Array) || vector.length !== embedder.dimensions) {
+    for (const vector of result as unknown[]) {
+      if (!(vector instanceof Float32Array)) {
+        throw new MnemoError(
+          'EMBEDDER_FAILED',
+          `embedder returned ${describe(vector)} where a Float32Array was expected`,
+        );
+      }
+      if (vector.length !== embedder.dimensions) {
         throw new MnemoError(
           'DIMENSION_MISMATCH',
-          `embedder returned a vector of ${vector?.length} dimensions, expected ${embedder.dimensions}`,
+          `embedder returned a vector of ${vector.length} dimensions, expected ${embedder.dimensions}`,
         );
       }
       const problem = embeddingProblem(vector);
@@ -45,4 +51,12 @@ export async function embedTexts(
     }
   }
   return vectors;
+}
+
+/** What an embedder returned instead of a vector, for the error: `an Array`, `null`, `a string`. */
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const name = (value as object).constructor?.name ?? 'Object';
+  return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
 }

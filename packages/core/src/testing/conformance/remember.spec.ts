@@ -155,6 +155,28 @@ export function rememberSpec(t: TestApi, h: Harness): void {
       }
     });
 
+    it('fails with EMBEDDER_FAILED and writes nothing when the embedder returns no Float32Array', async () => {
+      for (const [vector, returned] of [
+        [[1, 0, 0, 0], 'an Array'],
+        [Float64Array.from([1, 0, 0, 0]), 'a Float64Array'],
+        [null, 'null'],
+        ['1,0,0,0', 'a string'],
+      ] as const) {
+        const embedder = {
+          dimensions: 4,
+          semantic: true,
+          maxBatchSize: 8,
+          embed: async (texts: readonly string[]) => texts.map(() => vector as never),
+        };
+        const { engine, store } = await h.open({ embedder });
+        await expect(engine.as('agent-a').remember({ content: 'x y z' })).rejects.toMatchObject({
+          code: 'EMBEDDER_FAILED',
+          message: `embedder returned ${returned} where a Float32Array was expected`,
+        });
+        expect(await store.readAudit({ limit: 10 })).toEqual([]);
+      }
+    });
+
     it('fails with DIMENSION_MISMATCH when the embedder returns the wrong length', async () => {
       const wrong = {
         dimensions: 4,
