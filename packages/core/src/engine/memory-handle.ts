@@ -201,6 +201,9 @@ function draftFrom(input: unknown, limits: Limits, prefix: string): RecordDraft 
 
 const contexts = new WeakMap<MemoryHandle, EngineContext>();
 
+/** The most agents one `share` call grants to. */
+const MAX_GRANTEES = 1_000;
+
 /** The engine context behind a handle. Internal to core. */
 export function handleContext(handle: MemoryHandle): EngineContext {
   const context = contexts.get(handle);
@@ -456,12 +459,12 @@ export class MemoryHandle {
   /** Grants a permission on a record to other agents of the record's org. */
   async share(input: ShareInput): Promise<ShareResult> {
     return this.context.calls.run(async () => {
-      const { store, clock, limits } = this.context;
+      const { store, clock } = this.context;
       const fields = checkKeys('input', input, ['recordId', 'with', 'permission', 'expiresAt']);
       const recordId = validateLabel('recordId', fields.recordId, 256);
       const grantees = [
         ...new Set(
-          validateArray('with', fields.with, limits.maxTags).map((id, i) =>
+          validateArray('with', fields.with, MAX_GRANTEES).map((id, i) =>
             validateId(`with[${i}]`, id),
           ),
         ),

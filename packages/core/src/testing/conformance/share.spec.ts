@@ -1,3 +1,4 @@
+import { createEngine } from '../../engine/create-engine.js';
 import type { RecordFilters } from '../../ports/memory-store.js';
 import { createHashEmbedder } from '../hash-embedder.js';
 import type { Harness, TestApi } from './harness.js';
@@ -28,6 +29,24 @@ export function shareSpec(t: TestApi, h: Harness): void {
         [id],
         { grantees: ['agent-b'], permission: 'read', expiresAt: null },
       ]);
+    });
+
+    it('shares with up to 1,000 agents at once, whatever the tag limit', async () => {
+      const { store, clock } = await h.open();
+      const engine = createEngine({ store, clock, limits: { maxTags: 2 } });
+      const owner = engine.as('owner');
+      const { id } = await owner.remember({
+        content: 'a note for the whole team',
+        scope: 'shared',
+      });
+      const agents = (count: number) => Array.from({ length: count }, (_, i) => `agent-${i}`);
+      await expect(owner.share({ recordId: id, with: agents(1_001) })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: 'with: must have at most 1000 items',
+      });
+      const shared = await owner.share({ recordId: id, with: agents(1_000) });
+      expect(shared.grantees).toHaveLength(1_000);
+      expect((await engine.as('agent-999').get(id)).content).toBe('a note for the whole team');
     });
 
     it('follows the permission hierarchy and lets a re-grant replace the old one', async () => {
