@@ -135,6 +135,12 @@ describe('the mnemo CLI (the built binary)', () => {
       ),
     );
     expect(lines).toHaveLength(2);
+    // --explain adds each lane's rank and score.
+    const explained = mnemo(['recall', 'heron pond', '--agent', 'a', '--explain'], { cwd });
+    const [head, row] = explained.stdout.trimEnd().split('\n');
+    expect(head).toMatch(/^score {2}id {36}type {6}scope {3}created {15}lanes {13}content$/);
+    const score = row?.slice(0, 5);
+    expect(row?.endsWith(`  lexical #1 ${score}  The heron nests by the north pond`)).toBe(true);
     expect(mnemo(['recall', 'zebra', '--agent', 'a'], { cwd }).stdout).toBe(
       'no memories matched (lexical recall)\n',
     );
@@ -223,6 +229,7 @@ describe('the mnemo CLI (the built binary)', () => {
         "mnemo: --transport must be one of stdio, http, got 'tcp'\n",
       ],
       [['import', '--in', 'missing.ndjson'], 'mnemo: --in missing.ndjson: no such file\n'],
+      [['import', '--in', '.'], 'mnemo: --in .: is a directory, not a file\n'],
     ];
     for (const [args, message] of cases) {
       const result = mnemo(args, { cwd });

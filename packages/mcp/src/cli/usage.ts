@@ -92,7 +92,7 @@ ${STORE}
   --after <iso date>         created at or after
   --before <iso date>        created before
   --thread <id>
-  --explain                  per-lane ranks and scores (with --json)
+  --explain                  each lane's rank and score
   --json                     {"strategy","hits":[{"record","score"}]}
 
 ${EMBEDDER}

@@ -68,6 +68,7 @@ export async function importCommand(argv: readonly string[], io: CliIo): Promise
 
 async function checkFile(path: string): Promise<void> {
   const info = await stat(path).catch(() => null);
+  if (info?.isDirectory()) throw new UsageError(`--in ${path}: is a directory, not a file`);
   if (info === null || !info.isFile()) throw new UsageError(`--in ${path}: no such file`);
 }
 

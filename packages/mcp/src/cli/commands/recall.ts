@@ -1,5 +1,11 @@
 import { parseArgs } from 'node:util';
-import { MAX_RECALL_LIMIT, MEMORY_TYPES, type RecordFilters, SCOPES } from '@mnemo/core';
+import {
+  MAX_RECALL_LIMIT,
+  MEMORY_TYPES,
+  type RecallHit,
+  type RecordFilters,
+  SCOPES,
+} from '@mnemo/core';
 import { ifDefined } from '../../if-defined.js';
 import { renderRecall } from '../../render.js';
 import {
@@ -92,20 +98,29 @@ export async function recall(argv: readonly string[], io: CliIo): Promise<number
     await write(io.stdout, `no memories matched (${result.strategy} recall)\n`);
     return 0;
   }
+  const explain = values.explain === true;
   await write(
     io.stdout,
     table(
-      ['score', 'id', 'type', 'scope', 'created', 'content'],
-      result.hits.map(({ record, score }) => [
+      ['score', 'id', 'type', 'scope', 'created', ...(explain ? ['lanes'] : []), 'content'],
+      result.hits.map(({ record, score, explain: lanes }) => [
         score.toFixed(3),
         record.id,
         record.memoryType,
         record.scope,
         shortDate(record.createdAt),
+        ...(explain ? [describeLanes(lanes)] : []),
         oneLine(record.content, 60),
       ]),
       [0],
     ),
   );
   return 0;
+}
+
+/** A hit's lanes for the table: `lexical #1 2.310, semantic #4 0.812`. */
+function describeLanes(lanes: RecallHit['explain']): string {
+  return Object.entries(lanes ?? {})
+    .map(([lane, { rank, score }]) => `${lane} #${rank} ${score.toFixed(3)}`)
+    .join(', ');
 }
