@@ -83,7 +83,6 @@ const CONTROL = /[\u0000-\u001F\u007F]/;
  */
 const BLANK = /^[\p{White_Space}\uFEFF]*$/u;
 
-/** Rejects what no store can hold faithfully: lone surrogates and NUL. */
 /** A string that metadata may hold: no NUL, no lone surrogate. */
 export function validateText(field: string, value: unknown): string {
   if (typeof value !== 'string') throw invalidInput(field, 'must be a string');
@@ -91,6 +90,7 @@ export function validateText(field: string, value: unknown): string {
   return value;
 }
 
+/** Rejects what no store can hold faithfully: lone surrogates and NUL. */
 function checkText(field: string, value: string): void {
   if (LONE_SURROGATE.test(value)) throw invalidInput(field, 'contains a lone surrogate');
   if (value.includes('\u0000')) throw invalidInput(field, 'contains a NUL character');

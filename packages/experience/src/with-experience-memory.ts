@@ -29,6 +29,6 @@ export function withExperienceMemory(
   }
   return engine.with({
     experienceMemory: true,
-    ...(options.signature === undefined ? {} : { experienceSignature: options.signature }),
+    ...(signature === undefined ? {} : { experienceSignature: signature }),
   });
 }

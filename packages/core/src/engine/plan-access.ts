@@ -192,7 +192,7 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
     signatureStrategy: context.experienceSignature,
     validateQuery: (query) => validateContent('query', query, context.limits),
     validateScope: (scope) => validateScope('scope', scope),
-    validateText: (field, value) => validateText(field, value),
+    validateText,
     validatePayload: (payload) => validatePlanPayload(payload, context.limits),
     validateTtl,
     writePlan: ({ query, scope, payload, tokens, ttlMs }) =>
