@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
-import { createEngine, type Engine, type MemoryStore } from '@mnemo/core';
+import { createEngine, type Engine, type MemoryStore, MnemoError } from '@mnemo/core';
 import { withExperienceMemory } from '@mnemo/experience';
 import { createDuckDBStore, JOURNAL_SUFFIX } from '@mnemo/store-duckdb';
 import { createPostgresStore } from '@mnemo/store-postgres';
@@ -23,22 +24,56 @@ export async function resetStore(spec: StoreSpec): Promise<void> {
 }
 
 /**
+ * Checks a store an earlier run may have left (`--keep`): a `--db` that holds
+ * something other than a DuckDB database is refused (`UsageError`), as a fresh
+ * run refuses to delete it, not left to fail opening.
+ */
+export async function checkKeptStore(spec: StoreSpec): Promise<void> {
+  if (spec.kind === 'duckdb' && spec.path !== IN_MEMORY) await refuseIfNotDuckDB(spec.path, 'open');
+}
+
+/**
  * Makes room for a fresh database at `path`: deletes the file, its `.wal` and
  * the store's journal (which a run stopped by Ctrl-C or a crash leaves).
  * Refuses (`UsageError`) to delete a non-empty file that is not a DuckDB
  * database, or anything that is not a regular file (a folder, a device such as
- * /dev/null, a FIFO), so a mistyped `--db` cannot destroy a document.
+ * /dev/null, a FIFO), so a mistyped `--db` cannot destroy a document; and
+ * (`STORE_UNAVAILABLE`, as a run with `--keep` would) a database another
+ * store has open, such as another run's, in this process or another.
  */
 export async function resetDatabaseFile(path: string): Promise<void> {
   if (path === IN_MEMORY) return;
-  if (!(await isDuckDBFileOrAbsent(path))) {
-    throw new UsageError(
-      `the database ${path} exists and is not a DuckDB database; refusing to overwrite it`,
-    );
-  }
+  await refuseIfNotDuckDB(path, 'overwrite');
+  if (existsSync(path)) await refuseIfInUse(path);
   await rm(path, { force: true });
   await rm(`${path}.wal`, { force: true });
   await rm(`${path}${JOURNAL_SUFFIX}`, { force: true });
+}
+
+/**
+ * Throws the store's `STORE_UNAVAILABLE` (`details.reason` `file_in_use`) when
+ * another store has the DuckDB file at `path` open: deleting it would delete
+ * that run's database under it. Opening it takes the file's lock, which is
+ * how DuckDB tells; any other failure to open it (a file of another schema
+ * or DuckDB version) is no reason to keep a file about to be replaced.
+ */
+async function refuseIfInUse(path: string): Promise<void> {
+  const probe = createDuckDBStore({ path });
+  try {
+    await probe.init();
+  } catch (error) {
+    if (MnemoError.isInstance(error) && error.details.reason === 'file_in_use') throw error;
+  } finally {
+    await probe.close();
+  }
+}
+
+async function refuseIfNotDuckDB(path: string, verb: 'open' | 'overwrite'): Promise<void> {
+  if (!(await isDuckDBFileOrAbsent(path))) {
+    throw new UsageError(
+      `the database ${path} exists and is not a DuckDB database; refusing to ${verb} it`,
+    );
+  }
 }
 
 async function isDuckDBFileOrAbsent(path: string): Promise<boolean> {

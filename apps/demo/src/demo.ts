@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { type AgentLoopOptions, runAgentLoop } from './agent-loop.js';
 import type { Chunk } from './chunk.js';
 import { chunkCorpus, loadCorpusFolder, loadDefaultCorpus } from './corpus.js';
-import { IN_MEMORY, openEngine, resetStore } from './database.js';
+import { checkKeptStore, IN_MEMORY, openEngine, resetStore } from './database.js';
 import { formatOutcome, plural } from './format-report.js';
 import { ingestChunks } from './ingest.js';
 import { DEMO_PATHS } from './paths.js';
@@ -45,9 +45,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   }
   const questions = await loadQuestions(options.queries ?? DEMO_PATHS.queriesFile);
   const store = resolveStore(options.store);
-  if (!options.keep) await resetStore(store);
+  if (options.keep) await checkKeptStore(store);
+  else await resetStore(store);
   const engine = await openEngine(store);
   try {
+    // Kept only when an earlier run left records: a new file or schema (or :memory:) is fresh.
+    const kept = options.keep && (await engine.store.scanRecords({ limit: 1 })).length > 0;
     progress.line(
       `corpus: ${plural(files.length, 'file')}, ${plural(chunks.length, 'chunk')}; database: ${describeStore(options.store)}`,
     );
@@ -69,8 +72,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         chunks: chunks.length,
         deduplicatedChunks: ingested.deduplicated,
       },
-      // An in-memory database is new on every run: there is nothing to keep, whatever --keep says.
-      database: reportDatabase(options.store, options.keep && !isInMemory(options.store)),
+      database: reportDatabase(options.store, kept),
       agent: options.agent,
       similarityThreshold: options.threshold,
       outcomes,
@@ -79,10 +81,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   } finally {
     await engine.close();
   }
-}
-
-function isInMemory(spec: StoreSpec): boolean {
-  return spec.kind === 'duckdb' && spec.path === IN_MEMORY;
 }
 
 /** DuckDB paths are relative to the current directory. */

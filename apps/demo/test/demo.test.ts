@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -391,6 +391,55 @@ describe('resetDatabaseFile', () => {
     expect([existsSync(`${db}.wal`), existsSync(`${db}${JOURNAL_SUFFIX}`)]).toEqual([false, false]);
   });
 
+  it('refuses a database another store has open, in another process or this one, and deletes nothing', async () => {
+    const db = join(dir, 'in-use.duckdb');
+    const demoDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { createDuckDBStore } from '@mnemo/store-duckdb';
+         await createDuckDBStore({ path: process.argv[1] }).init();
+         process.stdout.write('ready\\n');
+         setInterval(() => {}, 1000);`,
+        db,
+      ],
+      { cwd: demoDir, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((done) => holder.once('exit', done));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on(
+          'data',
+          (chunk: Buffer) => chunk.toString().includes('ready') && resolve(),
+        );
+        exited.then((code) => reject(new Error(`holder exited with ${code}`)));
+      });
+      const files = () => readdirSync(dir).filter((name) => name.startsWith('in-use.duckdb'));
+      const held = files();
+      await expect(resetDatabaseFile(db)).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        details: { reason: 'file_in_use' },
+      });
+      expect(files()).toEqual(held);
+    } finally {
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    const open = await openEngine({ kind: 'duckdb', path: db });
+    try {
+      await expect(resetDatabaseFile(db)).rejects.toMatchObject({
+        details: { reason: 'file_in_use' },
+      });
+      expect(existsSync(db)).toBe(true);
+    } finally {
+      await open.close();
+    }
+    await resetDatabaseFile(db);
+    expect(existsSync(db)).toBe(false);
+  });
+
   it('deletes an empty file, and refuses a folder', async () => {
     const empty = join(dir, 'empty.duckdb');
     writeFileSync(empty, '');
@@ -475,12 +524,27 @@ describe('runDemo', () => {
     expect(await runDemo({ ...options, store: duckdb(db), now: tickingClock() })).toEqual(fresh);
   });
 
-  it('refuses to delete a file that is not a DuckDB database', async () => {
+  it('reports a kept database that did not exist as fresh', async () => {
+    const db = join(dir, 'never-run.duckdb');
+    const report = await runDemo({
+      ...options,
+      store: duckdb(db),
+      keep: true,
+      now: tickingClock(),
+    });
+    expect(report).toEqual(freshReport({ store: 'duckdb', path: db, kept: false }));
+  });
+
+  it('refuses to delete, or to keep, a file that is not a DuckDB database', async () => {
     const precious = join(dir, 'notes.md');
     writeFileSync(precious, '# my notes\n');
-    await expect(runDemo({ ...options, store: duckdb(precious) })).rejects.toThrow(
-      `the database ${precious} exists and is not a DuckDB database; refusing to overwrite it`,
-    );
+    for (const keep of [false, true]) {
+      const run = runDemo({ ...options, store: duckdb(precious), keep });
+      await expect(run).rejects.toThrow(UsageError);
+      await expect(run).rejects.toThrow(
+        `the database ${precious} exists and is not a DuckDB database; refusing to ${keep ? 'open' : 'overwrite'} it`,
+      );
+    }
     expect(readFileSync(precious, 'utf8')).toBe('# my notes\n');
   });
 

@@ -24,7 +24,7 @@ import {
   logTouches,
 } from './access-log.js';
 import { deferredTransaction } from './deferred-tx.js';
-import { mapDuckDBError, storeClosed } from './errors.js';
+import { FILE_IN_USE, mapDuckDBError, storeClosed } from './errors.js';
 import { Journal, type JournalFrame } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 import { PendingWrites } from './pending-writes.js';
@@ -285,6 +285,7 @@ function claimFile(path: string): string | null {
     throw new MnemoError(
       'STORE_UNAVAILABLE',
       `DuckDB file ${path} is already open by another store of this process: use that store (two would each act as the file's only writer and lose each other's writes)`,
+      { details: FILE_IN_USE },
     );
   }
   OPEN_FILES.add(key);

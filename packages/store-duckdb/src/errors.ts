@@ -1,5 +1,8 @@
 import { MnemoError } from '@mnemo/core';
 
+/** The `details` of the error for a file another store has open, in this process or another. */
+export const FILE_IN_USE = Object.freeze({ reason: 'file_in_use' });
+
 /**
  * The one place DuckDB errors become `MnemoError`s. DuckDB throws plain
  * `Error`s whose message starts with the error class ("IO Error: …").
@@ -11,7 +14,7 @@ export function mapDuckDBError(error: unknown, action: string): MnemoError {
     return new MnemoError(
       'STORE_UNAVAILABLE',
       `DuckDB: the database file is held by another process (a DuckDB file has one writing process); ${action} failed`,
-      { cause: error },
+      { cause: error, details: FILE_IN_USE },
     );
   }
   if (

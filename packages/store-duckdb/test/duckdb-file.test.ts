@@ -197,7 +197,10 @@ describe('DuckDB file store', () => {
     for (const other of [path, join(dirname(path), '.', 'twice.duckdb')]) {
       const second = open(other);
       const error = await second.store.init().catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(error).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        details: { reason: 'file_in_use' },
+      });
       expect((error as Error).message).toContain('already open by another store of this process');
     }
     await first.engine.as('agent-a').remember({ content: 'three' });
@@ -287,7 +290,11 @@ describe('DuckDB file store', () => {
     });
     const { store } = open(path);
     const error = await store.init().catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', name: 'MnemoError' });
+    expect(error).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      name: 'MnemoError',
+      details: { reason: 'file_in_use' },
+    });
     expect((error as Error).message).toContain('held by another process');
     await expect(store.auditHeads()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });

@@ -32,9 +32,10 @@ describe('mapDuckDBError', () => {
   ])('makes %j the file held by another process', (message) => {
     const cause = new Error(message);
     const mapped = mapDuckDBError(cause, 'opening x.duckdb');
-    expect([mapped.code, mapped.message, mapped.cause]).toEqual([
+    expect([mapped.code, mapped.message, mapped.details, mapped.cause]).toEqual([
       'STORE_UNAVAILABLE',
       'DuckDB: the database file is held by another process (a DuckDB file has one writing process); opening x.duckdb failed',
+      { reason: 'file_in_use' },
       cause,
     ]);
   });
