@@ -7,8 +7,8 @@ export interface Endpoint {
 }
 
 /**
- * The embeddings URL of a base URL given with or without `/v1` (and trailing
- * slashes). Undefined when `baseURL` is not an http(s) URL or carries a user
+ * The embeddings URL of a base URL given with or without `/v1`, or as the
+ * whole `/v1/embeddings` (and trailing slashes). Undefined when `baseURL` is not an http(s) URL or carries a user
  * or password (which `fetch` refuses; the key goes in `apiKey`).
  */
 export function embeddingsEndpoint(baseURL: unknown): Endpoint | undefined {
@@ -21,7 +21,7 @@ export function embeddingsEndpoint(baseURL: unknown): Endpoint | undefined {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
   if (parsed.username !== '' || parsed.password !== '') return undefined;
-  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/v1(\/embeddings)?$/, '');
   parsed.pathname = `${path}/v1/embeddings`;
   const url = parsed.toString();
   parsed.search = '';

@@ -97,12 +97,29 @@ function optionalFunction<T>(field: string, value: unknown, fallback: T): T {
   return value as T;
 }
 
+/** Headers the HTTP client sets itself: given, each failed every request (or hung it). */
+const CLIENT_HEADERS = new Set([
+  'connection',
+  'content-length',
+  'expect',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+]);
+
 function resolveHeaders(value: unknown): Readonly<Record<string, string>> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalid('headers', 'must be an object of header names to strings');
+  // A Headers or a Map has no entries of its own: its headers would be dropped without a word.
+  const proto = typeof value === 'object' && value !== null ? Object.getPrototypeOf(value) : null;
+  if (proto !== Object.prototype && proto !== null) {
+    throw invalid('headers', 'must be a plain object of header names to strings');
   }
-  for (const [name, header] of Object.entries(value)) {
+  const seen = new Set<string>();
+  for (const [name, header] of Object.entries(value as object)) {
+    const lower = name.toLowerCase();
+    if (seen.has(lower)) throw invalid('headers', `"${lower}" is given twice`);
+    seen.add(lower);
+    if (CLIENT_HEADERS.has(lower)) throw invalid('headers', `"${name}" is the HTTP client's own`);
     if (typeof header !== 'string') throw invalid(`headers.${name}`, 'must be a string');
     try {
       validateHeaderName(name);

@@ -74,16 +74,19 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     });
   });
 
-  it('accepts baseURL with or without /v1 and trailing slashes', async () => {
-    for (const baseURL of [
+  it('accepts baseURL with or without /v1 or the whole /v1/embeddings, and trailing slashes', async () => {
+    const forms = [
       server.baseURL,
       `${server.baseURL}/`,
       `${server.baseURL}/v1`,
       `${server.baseURL}/v1/`,
-    ]) {
-      await embedder({ baseURL }).embed(['x']);
-    }
-    expect(server.requests.map((request) => request.path)).toEqual(Array(4).fill('/v1/embeddings'));
+      `${server.baseURL}/v1/embeddings`,
+      `${server.baseURL}/v1/embeddings/`,
+    ];
+    for (const baseURL of forms) await embedder({ baseURL }).embed(['x']);
+    expect(server.requests.map((request) => request.path)).toEqual(
+      Array(forms.length).fill('/v1/embeddings'),
+    );
   });
 
   it('splits 150 texts into requests of 64, 64 and 22, results in input order', async () => {

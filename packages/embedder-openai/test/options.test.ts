@@ -58,6 +58,31 @@ describe('createOpenAIEmbedder options', () => {
     ['NaN retryDelayMs', { ...valid, retryDelayMs: Number.NaN }, 'options.retryDelayMs'],
     ['a string maxRetryDelayMs', { ...valid, maxRetryDelayMs: '5' }, 'options.maxRetryDelayMs'],
     ['headers as an array', { ...valid, headers: [] }, 'options.headers'],
+    // Their entries were not read: the headers were dropped without a word.
+    [
+      'headers as a Headers',
+      { ...valid, headers: new Headers({ 'x-a': 'a' }) },
+      'options.headers: must be a plain object',
+    ],
+    [
+      'headers as a Map',
+      { ...valid, headers: new Map([['x-a', 'a']]) },
+      'options.headers: must be a plain object',
+    ],
+    [
+      'one header in two letter cases',
+      { ...valid, headers: { 'X-A': 'a', 'x-a': 'b' } },
+      'options.headers: "x-a" is given twice',
+    ],
+    // Each made every request fail in the HTTP client, retried as a network error (or hang).
+    ...['Content-Length', 'transfer-encoding', 'Connection', 'Keep-Alive', 'Upgrade', 'Expect'].map(
+      (name) =>
+        [
+          `a ${name} header`,
+          { ...valid, headers: { [name]: '1' } },
+          `options.headers: "${name}" is the HTTP client's own`,
+        ] as const,
+    ),
     ['a number header', { ...valid, headers: { 'x-a': 1 } }, 'options.headers.x-a'],
     ['a header name with a space', { ...valid, headers: { 'bad header': 'x' } }, 'options.headers'],
     [
