@@ -71,7 +71,11 @@ export function formatOutcome(outcome: QuestionOutcome, index: number, total: nu
       : '';
   const what =
     outcome.path === 'replay'
-      ? `plan hit (similarity ${outcome.similarity.toFixed(2)})${outcome.wrong ? ' WRONG' : ''}${
+      ? `plan hit (similarity ${outcome.similarity.toFixed(2)}${
+          outcome.retiredSkipped > 0
+            ? `; ${plural(outcome.retiredSkipped, 'retired plan')} skipped`
+            : ''
+        })${outcome.wrong ? ' WRONG' : ''}${
           outcome.retired
             ? `, reported: running outcome ${outcome.runningOutcome.toFixed(2)}, plan retired`
             : ''

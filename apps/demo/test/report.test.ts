@@ -173,6 +173,10 @@ describe('formatOutcome', () => {
     ).toBe(
       '[ 2/12] plan hit (similarity 0.86) WRONG, reported: running outcome 0.45, plan retired score 0.40    2.0 ms  q?',
     );
+    // A hit after skipping a retired plan says so too: the report counts both.
+    expect(formatOutcome(replay({ similarity: 1, score: 0.9, retiredSkipped: 1 }), 2, 12)).toBe(
+      '[ 3/12] plan hit (similarity 1.00; 1 retired plan skipped) score 0.90    2.0 ms  q?',
+    );
     expect(formatOutcome(retrieval({ retiredSkipped: 1, score: 0.5 }), 9, 12)).toBe(
       '[10/12] miss (1 retired plan skipped), retrieval, cached score 0.50    4.0 ms  q?',
     );
