@@ -384,14 +384,7 @@ describe('the mnemo CLI (the built binary)', () => {
   });
 
   it('lists a plan with its reported outcomes, and as retired once they brought it below 0.5', async () => {
-    const file = join(tempDir(), 'retired.duckdb');
-    const engine = createEngine({
-      store: createDuckDBStore({ path: file }),
-      clock: createManualClock('2020-01-01T00:00:00.000Z'),
-      experienceMemory: true,
-    });
-    await engine.init();
-    const planner = engine.as('planner');
+    const { file, engine, planner } = await plannerStore('retired.duckdb');
     const plan = { steps: ['recall'], chunkIds: [], outcomeScore: 0.8 };
     const retired = await rememberPlan(planner, { query: 'how are deploys done', ...plan });
     const kept = await rememberPlan(planner, { query: 'where do owls sleep', ...plan });
@@ -416,14 +409,7 @@ describe('the mnemo CLI (the built binary)', () => {
   });
 
   it('lists an expired plan, which is never replayed again, as forgotten: only with --all', async () => {
-    const file = join(tempDir(), 'expired.duckdb');
-    const engine = createEngine({
-      store: createDuckDBStore({ path: file }),
-      clock: createManualClock('2020-01-01T00:00:00.000Z'),
-      experienceMemory: true,
-    });
-    await engine.init();
-    const planner = engine.as('planner');
+    const { file, engine, planner } = await plannerStore('expired.duckdb');
     const plan = { steps: ['recall'], chunkIds: [], outcomeScore: 0.9 };
     const expired = await rememberPlan(planner, {
       query: 'when do herons hunt',
@@ -734,3 +720,15 @@ describe('redactSecrets', () => {
     expect(redactSecrets('pw1 failed', short)).toBe('pw1 failed');
   });
 });
+
+/** A DuckDB file with experience memory on, and a handle of `planner` to cache plans in it. */
+async function plannerStore(name: string) {
+  const file = join(tempDir(), name);
+  const engine = createEngine({
+    store: createDuckDBStore({ path: file }),
+    clock: createManualClock('2020-01-01T00:00:00.000Z'),
+    experienceMemory: true,
+  });
+  await engine.init();
+  return { file, engine, planner: engine.as('planner') };
+}
