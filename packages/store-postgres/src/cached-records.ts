@@ -21,7 +21,9 @@ export interface FeedPosition {
    * server started, the records table's oid, and the token of the unlogged
    * `mnemo_cache_epoch` (migration 8). A restart, the schema restored anew,
    * or crash recovery (which hands out again the ids it had not logged)
-   * changes it, and the ids above then mean nothing.
+   * changes it, and the ids above then mean nothing. A snapshot that finds
+   * no token (a crash right after it was looked for) gets a random one, which
+   * no later run matches.
    */
   readonly run: string;
 }

@@ -292,6 +292,7 @@ class PostgresStore implements MemoryStore {
     const pool = this.options.pool ?? ownPool(this.options);
     try {
       await this.withClient(pool, async (s) => {
+        await refuseStandby(s);
         // One migrator at a time per schema, across every process.
         await withAdvisoryLock(s, `mnemo:migrate:${this.schema}`, () => this.migrate(s));
         this.accessesLogged = await countLoggedAccesses(s, ACCESS_FOLD_ROWS);
@@ -752,6 +753,21 @@ class PostgresStore implements MemoryStore {
 
   listPlanStats: MemoryStore['listPlanStats'] = (planIds) =>
     this.read((s) => planQueries.listPlanStats(s, planIds));
+}
+
+/**
+ * Throws `STORE_UNAVAILABLE` on a standby: every write, and every recall
+ * unless read auditing is off, needs the primary, and the caches' first load
+ * writes there too (with `createSchema: false` nothing else would stop it).
+ */
+async function refuseStandby(s: Session): Promise<void> {
+  const [row] = await s.all('SELECT pg_is_in_recovery() AS standby');
+  if (row?.standby === true) {
+    throw new MnemoError(
+      'STORE_UNAVAILABLE',
+      'PostgreSQL: the server is a standby (in recovery), which takes no writes: connect to the primary',
+    );
+  }
 }
 
 /** Runs `fn` holding the session-level advisory lock named `name` (in every process). */

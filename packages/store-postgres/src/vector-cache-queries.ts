@@ -26,7 +26,7 @@ export function positionColumns(s: Session, p: Params): string {
     (SELECT array(SELECT pg_snapshot_xip(s)::text) FROM snap) AS xip,
     concat_ws(' ', extract(epoch FROM pg_postmaster_start_time()),
       ${p.add(`${s.schema}.mnemo_records`, '::regclass')}::oid,
-      (SELECT token FROM ${s.schema}.mnemo_cache_epoch)) AS run`;
+      coalesce((SELECT token FROM ${s.schema}.mnemo_cache_epoch), gen_random_uuid()::text)) AS run`;
 }
 
 /**

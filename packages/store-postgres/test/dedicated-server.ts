@@ -23,6 +23,11 @@ export interface DedicatedServer {
   start(): Promise<void>;
   /** Stops it and removes its data. */
   destroy(): Promise<void>;
+  /**
+   * A hot standby of it (`pg_basebackup -R`), started on a port of its own;
+   * `destroy` stops the standby and removes its data too.
+   */
+  startStandby(): Promise<{ url: string }>;
 }
 
 /** The folder holding `initdb` and `pg_ctl`, or null when no server is installed. */
@@ -103,14 +108,66 @@ export async function startDedicatedServer(bin: string): Promise<DedicatedServer
     await exec('pg_ctl', ['-D', data, '-w', '-t', '60', '-m', mode, 'stop']);
   };
   await start();
+  const standbyData = join(dir, 'standby');
+  let standby = false;
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     data,
     stop,
     start,
     destroy: async () => {
+      if (standby) {
+        await exec('pg_ctl', ['-D', standbyData, '-w', '-m', 'immediate', 'stop']).catch(
+          () => undefined,
+        );
+      }
       await stop('immediate').catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
+    startStandby: async () => {
+      // The password goes in a file of the server user's (a .pgpass), not on a command line.
+      const pgpass = join(dir, 'pgpass');
+      writeFileSync(pgpass, `127.0.0.1:${port}:*:postgres:${password}\n`, { mode: 0o600 });
+      if (asRoot) chownSync(pgpass, ...(await ownerOf(dir)));
+      // A fast checkpoint, not the next scheduled one; no fsync of a throwaway copy.
+      const backup = ['-D', standbyData, '-R', '-c', 'fast', '-N', '-h', '127.0.0.1'];
+      backup.push('-p', String(port), '-U');
+      await (asRoot
+        ? run('runuser', [
+            '-u',
+            'postgres',
+            '--',
+            'env',
+            `PGPASSFILE=${pgpass}`,
+            join(bin, 'pg_basebackup'),
+            ...backup,
+            'postgres',
+          ])
+        : run(join(bin, 'pg_basebackup'), [...backup, 'postgres'], {
+            env: { ...process.env, PGPASSFILE: pgpass },
+          }));
+      const standbyPort = await freePort();
+      await exec('pg_ctl', [
+        '-D',
+        standbyData,
+        '-l',
+        join(dir, 'standby.log'),
+        '-w',
+        '-t',
+        '60',
+        '-o',
+        `-p ${standbyPort} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir}`,
+        'start',
+      ]);
+      standby = true;
+      return { url: `postgres://postgres:${password}@127.0.0.1:${standbyPort}/postgres` };
+    },
   };
+}
+
+/** The uid and gid of a path's owner. */
+async function ownerOf(path: string): Promise<[number, number]> {
+  const { stdout } = await run('stat', ['-c', '%u %g', path]);
+  const [uid, gid] = stdout.trim().split(' ').map(Number);
+  return [uid as number, gid as number];
 }

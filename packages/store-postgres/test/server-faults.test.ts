@@ -126,4 +126,28 @@ describe.skipIf(bin === null)('server faults', () => {
     });
     expect(recalls).toBeGreaterThan(0);
   }, 300_000);
+
+  it('refuses a standby in init(), createSchema or not, with STORE_UNAVAILABLE', async () => {
+    const primary = createEngine({
+      store: createPostgresStore({ connectionString: server.url, schema: 'replicated' }),
+    });
+    await primary.init();
+    await primary.as('agent-a').remember({ content: 'written on the primary' });
+    await primary.close();
+    const standby = await server.startStandby();
+    for (const createSchema of [true, false]) {
+      const store = createPostgresStore({
+        connectionString: standby.url,
+        schema: 'replicated',
+        createSchema,
+      });
+      const error = await store.init().catch((e: unknown) => e);
+      await store.close();
+      expect(error).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message:
+          'PostgreSQL: the server is a standby (in recovery), which takes no writes: connect to the primary',
+      });
+    }
+  }, 120_000);
 });
