@@ -116,7 +116,7 @@ describePostgres('PostgreSQL failures surface as STORE_UNAVAILABLE', () => {
     expect(refused.details.sqlstate).toBe('25006');
   });
 
-  it('a role that may only read opens a schema with createSchema false and recalls from the loaded caches; its writes are refused', async () => {
+  it('a role that may only read opens a schema with createSchema false, loads the caches in init() and recalls; its writes are refused', async () => {
     const schema = uniqueSchema('readonly');
     const role = uniqueSchema('reader');
     cleanup.push(() => dropSchema(schema));
