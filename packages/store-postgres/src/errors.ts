@@ -28,16 +28,11 @@ const UNAVAILABLE_ERRNO = new Set([
   'EPIPE',
   'EAI_AGAIN',
 ]);
-// TLS: a server without it (pg's message), or a certificate Node does not trust (its codes).
-const UNAVAILABLE_TLS = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
+// TLS: a server without it (pg's message, below), or a certificate Node does not trust: its
+// OpenSSL verification codes (UNABLE_TO_…, …CERT…, …CRL…, INVALID_CA…) and its own ERR_TLS_ /
+// ERR_SSL_.
+const UNAVAILABLE_TLS =
+  /^ERR_(TLS|SSL)_|^UNABLE_TO_|CERT|CRL|^(INVALID_CA|INVALID_PURPOSE|HOSTNAME_MISMATCH|PATH_LENGTH_EXCEEDED)$/;
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|terminating connection|server closed the connection|Query read timeout|server does not support SSL/i;
 
@@ -63,7 +58,7 @@ export function mapPostgresError(error: unknown, action: string): MnemoError {
     UNAVAILABLE_CODES.has(code) ||
     code.startsWith('08') ||
     UNAVAILABLE_ERRNO.has(code) ||
-    UNAVAILABLE_TLS.has(code) ||
+    UNAVAILABLE_TLS.test(code) ||
     UNAVAILABLE_MESSAGE.test(message)
   ) {
     return new MnemoError('STORE_UNAVAILABLE', `PostgreSQL: ${action} failed: ${message}`, {

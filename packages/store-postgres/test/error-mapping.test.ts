@@ -73,7 +73,16 @@ describe('mapPostgresError', () => {
       'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
       'CERT_HAS_EXPIRED',
       'CERT_NOT_YET_VALID',
+      'CERT_UNTRUSTED',
+      'CERT_REVOKED',
+      'CERT_SIGNATURE_FAILURE',
+      'UNABLE_TO_GET_ISSUER_CERT',
+      'CRL_HAS_EXPIRED',
+      'INVALID_CA',
+      'HOSTNAME_MISMATCH',
       'ERR_TLS_CERT_ALTNAME_INVALID',
+      'ERR_TLS_CERT_ALTNAME_FORMAT',
+      'ERR_SSL_WRONG_VERSION_NUMBER',
     ]) {
       expect(mapped(driverError('a certificate problem', code))).toEqual({
         code: 'STORE_UNAVAILABLE',
