@@ -44,4 +44,26 @@ describe('mnemo serve, in process', () => {
     await expect(served).resolves.toBe(0);
     expect(signalListeners()).toBe(before);
   });
+
+  it('over stdio, stops when stdout fails: exit 0 for a client gone (EPIPE), 1 for anything else, said on stderr', async () => {
+    for (const [code, exit, said] of [
+      ['EPIPE', 0, ''],
+      ['EIO', 1, 'mnemo: serve: writing to stdout failed: i/o error (EIO)\n'],
+    ] as const) {
+      const before = signalListeners();
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let logged = '';
+      stderr.on('data', (chunk: Buffer) => {
+        logged += chunk.toString();
+      });
+      const io = { stdin: new PassThrough(), stdout, stderr };
+      const served = serve(['--agent', 'a', '--store', 'duckdb::memory:'], io);
+      await new Promise((started) => stderr.once('data', started));
+      stdout.destroy(Object.assign(new Error('i/o error'), { code }));
+      expect(await served).toBe(exit);
+      expect(logged.split('\n').slice(1).join('\n')).toBe(said);
+      expect([signalListeners(), stdout.listenerCount('error')]).toEqual([before, 0]);
+    }
+  });
 });

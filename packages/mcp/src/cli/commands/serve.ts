@@ -36,8 +36,9 @@ export const SERVE_OPTIONS = {
 
 /**
  * `mnemo serve`: the MCP server. Over stdio the agent is fixed by `--agent`; over HTTP
- * each request's bearer token names it (`--tokens`). Runs until stdin closes (stdio) or
- * SIGINT / SIGTERM, then closes the store.
+ * each request's bearer token names it (`--tokens`). Runs until SIGINT / SIGTERM, or over
+ * stdio until the client closes stdin or stdout fails, then closes the store. Exits 1
+ * when stdout failed other than by the client going away (EPIPE).
  */
 export async function serve(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = usageErrors('serve', () =>
@@ -91,8 +92,14 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
       await toolCallsSettled(server);
       await server.close();
     } finally {
-      stop.dispose();
-      await opened.close();
+      await closeThenDispose(opened, stop);
+    }
+    const failed = stop.outputError();
+    if (failed !== null && failed.code !== 'EPIPE') {
+      log(
+        `serve: writing to stdout failed: ${failed.message}${failed.code === undefined ? '' : ` (${failed.code})`}`,
+      );
+      return 1;
     }
     return 0;
   }
@@ -135,10 +142,21 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
     await stop.stopped;
     await running.close();
   } finally {
-    stop.dispose();
-    await opened.close();
+    await closeThenDispose(opened, stop);
   }
   return 0;
+}
+
+/**
+ * Closes the store, then stops listening: a late answer failing while it closes must not
+ * end the process (see cli.ts). A second signal does: the first stopped listening for them.
+ */
+async function closeThenDispose(opened: OpenedEngine, stop: { dispose(): void }): Promise<void> {
+  try {
+    await opened.close();
+  } finally {
+    stop.dispose();
+  }
 }
 
 /** What the server serves from, for its start-up line: the store, the embedder, experience. */
@@ -168,15 +186,20 @@ async function readTokens(path: string): Promise<TokenRegistry> {
 
 /**
  * `stopped` resolves on SIGINT or SIGTERM, and (for stdio) when the client closes stdin or
- * stops reading stdout (an answer meets a closed pipe; the calls under way still finish,
- * and their answers are dropped). Listening starts at once, so that a signal during
- * start-up closes the store too; `dispose`, once the store is closed or failed to open,
- * stops it.
+ * stdout fails (the client stopped reading, EPIPE, or another error; the calls under way
+ * still finish, and their answers are dropped). Listening starts once the store is open;
+ * `dispose`, once it is closed, stops it.
  */
 function untilStopped(
   io: CliIo,
   watchStdin = true,
-): { stopped: Promise<void>; dispose: () => void } {
+): {
+  stopped: Promise<void>;
+  dispose: () => void;
+  /** The first error stdout emitted, if any. */
+  outputError: () => NodeJS.ErrnoException | null;
+} {
+  let failed: NodeJS.ErrnoException | null = null;
   let resolve = () => {};
   const stopped = new Promise<void>((done) => {
     resolve = done;
@@ -191,21 +214,26 @@ function untilStopped(
     unwatch();
     resolve();
   };
+  const lost = (error: NodeJS.ErrnoException) => {
+    failed ??= error;
+    stop();
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   if (watchStdin) {
     io.stdin.once('end', stop);
     io.stdin.once('close', stop);
     // Kept until disposed: every answer written after the pipe closed fails too.
-    io.stdout.on('error', stop);
+    io.stdout.on('error', lost);
     brokenPipeHandled.add(io.stdout);
   }
   return {
     stopped,
     dispose: () => {
       unwatch();
-      io.stdout.off('error', stop);
+      io.stdout.off('error', lost);
       brokenPipeHandled.delete(io.stdout);
     },
+    outputError: () => failed,
   };
 }
