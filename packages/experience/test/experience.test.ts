@@ -449,6 +449,22 @@ describe('rememberPlan and recallPlan', () => {
     ).toBe(true);
   });
 
+  it('checks the plan against the metadata depth limit as stored, whatever the score', async () => {
+    const { store } = await openEngine();
+    // The payload's arrays are two levels below the metadata's top, under PLAN_METADATA_KEY.
+    const engine = createEngine({ store, experienceMemory: true, limits: { maxMetadataDepth: 2 } });
+    const agent = engine.as('agent-a');
+    for (const outcomeScore of [0.9, 0.2]) {
+      await expect(rememberPlan(agent, { ...PASSWORD_PLAN, outcomeScore })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: 'metadata.experience_plan.signature_tokens: nests deeper than 2 levels',
+      });
+    }
+    expect(await store.readAudit({ limit: 10 })).toEqual([]);
+    const deep = createEngine({ store, experienceMemory: true, limits: { maxMetadataDepth: 3 } });
+    expect((await rememberPlan(deep.as('agent-a'), PASSWORD_PLAN)).stored).toBe(true);
+  });
+
   it('names the offending field: a hole, or more than 256 steps or 1,000 chunk ids', async () => {
     const { engine } = await openEngine({ experienceMemory: true });
     const agent = engine.as('agent-a');

@@ -323,16 +323,21 @@ export function planAccess(handle: MemoryHandle): PlanAccess {
 }
 
 /**
- * A plan payload validated as metadata, its size measured as the metadata
- * of the record it becomes (under `PLAN_METADATA_KEY`), so that a payload
- * that passes here is never refused by the write.
+ * A plan payload validated as the metadata of the record it becomes (under
+ * `PLAN_METADATA_KEY`: its depth and size as stored), so that a payload that
+ * passes here is never refused by the write; a clean copy.
  */
 function validatePlanPayload(payload: unknown, limits: Limits): JsonObject {
-  const clean = validateMetadata('plan', payload, {
-    ...limits,
-    maxMetadataBytes: Number.POSITIVE_INFINITY,
-  });
-  const bytes = Buffer.byteLength(JSON.stringify({ [PLAN_METADATA_KEY]: clean }), 'utf8');
+  const stored = validateMetadata(
+    'metadata',
+    { [PLAN_METADATA_KEY]: payload },
+    { ...limits, maxMetadataBytes: Number.POSITIVE_INFINITY },
+  );
+  const clean = stored[PLAN_METADATA_KEY];
+  if (typeof clean !== 'object' || clean === null || Array.isArray(clean)) {
+    throw invalidInput('plan', 'must be a plain object');
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(stored), 'utf8');
   if (bytes > limits.maxMetadataBytes) {
     throw invalidInput(
       'plan',
