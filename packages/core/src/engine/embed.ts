@@ -30,11 +30,12 @@ export async function embedTexts(
         `embedder returned ${result?.length} vectors for ${batch.length} texts`,
       );
     }
-    for (const vector of result as unknown[]) {
-      if (!(vector instanceof Float32Array)) {
+    for (const item of result as unknown[]) {
+      const vector = asFloat32Array(item);
+      if (vector === null) {
         throw new MnemoError(
           'EMBEDDER_FAILED',
-          `embedder returned ${describe(vector)} where a Float32Array was expected`,
+          `embedder returned ${describe(item)} where a Float32Array was expected`,
         );
       }
       if (vector.length !== embedder.dimensions) {
@@ -51,6 +52,20 @@ export async function embedTexts(
     }
   }
   return vectors;
+}
+
+/**
+ * `value` if it is a Float32Array; a copy of one made in another realm (a vm
+ * context, a sandboxed test runner), which `instanceof` does not know; else null.
+ */
+function asFloat32Array(value: unknown): Float32Array | null {
+  if (value instanceof Float32Array) return value;
+  if (
+    ArrayBuffer.isView(value) &&
+    Object.prototype.toString.call(value) === '[object Float32Array]'
+  )
+    return Float32Array.from(value as unknown as ArrayLike<number>);
+  return null;
 }
 
 /** What an embedder returned instead of a vector, for the error: `an Array`, `null`, `a string`. */

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { auditEventHash, GENESIS_HASH } from '../../audit/audit-event.js';
 import { contentHash } from '../../hashing.js';
 import { createHashEmbedder } from '../hash-embedder.js';
@@ -175,6 +176,21 @@ export function rememberSpec(t: TestApi, h: Harness): void {
         });
         expect(await store.readAudit({ limit: 10 })).toEqual([]);
       }
+    });
+
+    it('takes a Float32Array made in another realm (a vm context, a sandboxed test runner)', async () => {
+      const foreign = runInNewContext('new Float32Array([0.6, 0.8, 0, 0])') as Float32Array;
+      expect(foreign instanceof Float32Array).toBe(false);
+      const embedder = {
+        dimensions: 4,
+        semantic: true,
+        maxBatchSize: 8,
+        embed: async (texts: readonly string[]) => texts.map(() => foreign),
+      };
+      const { engine } = await h.open({ embedder });
+      const { id } = await engine.as('agent-a').remember({ content: 'x y z' });
+      const record = await engine.as('agent-a').get(id);
+      expect(record.embedding).toEqual(Float32Array.from([0.6, 0.8, 0, 0]));
     });
 
     it('fails with DIMENSION_MISMATCH when the embedder returns the wrong length', async () => {
