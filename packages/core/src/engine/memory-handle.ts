@@ -202,7 +202,7 @@ function draftFrom(input: unknown, limits: Limits, prefix: string): RecordDraft 
 const contexts = new WeakMap<MemoryHandle, EngineContext>();
 
 /** The most agents one `share` call grants to. */
-const MAX_GRANTEES = 1_000;
+const MAX_GRANTEES = 256;
 
 /** The engine context behind a handle. Internal to core. */
 export function handleContext(handle: MemoryHandle): EngineContext {

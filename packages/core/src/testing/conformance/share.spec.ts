@@ -31,7 +31,7 @@ export function shareSpec(t: TestApi, h: Harness): void {
       ]);
     });
 
-    it('shares with up to 1,000 agents at once, whatever the tag limit', async () => {
+    it('shares with up to 256 agents at once, whatever the tag limit, owner or not', async () => {
       const { store, clock } = await h.open();
       const engine = createEngine({ store, clock, limits: { maxTags: 2 } });
       const owner = engine.as('owner');
@@ -39,14 +39,21 @@ export function shareSpec(t: TestApi, h: Harness): void {
         content: 'a note for the whole team',
         scope: 'shared',
       });
-      const agents = (count: number) => Array.from({ length: count }, (_, i) => `agent-${i}`);
-      await expect(owner.share({ recordId: id, with: agents(1_001) })).rejects.toMatchObject({
+      const agents = (count: number, prefix = 'agent') =>
+        Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+      await expect(owner.share({ recordId: id, with: agents(257) })).rejects.toMatchObject({
         code: 'INVALID_INPUT',
-        message: 'with: must have at most 1000 items',
+        message: 'with: must have at most 256 items',
       });
-      const shared = await owner.share({ recordId: id, with: agents(1_000) });
-      expect(shared.grantees).toHaveLength(1_000);
-      expect((await engine.as('agent-999').get(id)).content).toBe('a note for the whole team');
+      expect((await owner.share({ recordId: id, with: agents(256) })).grantees).toHaveLength(256);
+      expect((await engine.as('agent-255').get(id)).content).toBe('a note for the whole team');
+      // A grantee holding share passes it on: each of the others is checked.
+      await owner.share({ recordId: id, with: ['lead'], permission: 'share' });
+      const passed = await engine
+        .as('lead')
+        .share({ recordId: id, with: agents(256, 'member'), permission: 'read' });
+      expect(passed.grantees).toHaveLength(256);
+      expect((await engine.as('member-0').get(id)).content).toBe('a note for the whole team');
     });
 
     it('follows the permission hierarchy and lets a re-grant replace the old one', async () => {
