@@ -76,12 +76,11 @@ describe('createOpenAIEmbedder options', () => {
     ],
     // Each made every request fail in the HTTP client, retried as a network error (or hang).
     ...['Content-Length', 'transfer-encoding', 'Connection', 'Keep-Alive', 'Upgrade', 'Expect'].map(
-      (name) =>
-        [
-          `a ${name} header`,
-          { ...valid, headers: { [name]: '1' } },
-          `options.headers: "${name}" is the HTTP client's own`,
-        ] as const,
+      (name): [string, unknown, string] => [
+        `a ${name} header`,
+        { ...valid, headers: { [name]: '1' } },
+        `options.headers: "${name}" is the HTTP client's own`,
+      ],
     ),
     ['a number header', { ...valid, headers: { 'x-a': 1 } }, 'options.headers.x-a'],
     ['a header name with a space', { ...valid, headers: { 'bad header': 'x' } }, 'options.headers'],
