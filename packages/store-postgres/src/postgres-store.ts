@@ -757,8 +757,9 @@ class PostgresStore implements MemoryStore {
 
 /**
  * Throws `STORE_UNAVAILABLE` on a standby: every write, and every recall
- * unless read auditing is off, needs the primary, and the caches' first load
- * writes there too (with `createSchema: false` nothing else would stop it).
+ * unless read auditing is off, needs the primary, and a cache cannot load
+ * there (the run's token is in an unlogged table, which a standby cannot
+ * read). With `createSchema: false` nothing else in `init()` would stop it.
  */
 async function refuseStandby(s: Session): Promise<void> {
   const [row] = await s.all('SELECT pg_is_in_recovery() AS standby');

@@ -23,10 +23,9 @@ export interface CachedRecord extends CachedOwner {
  * to delete it; a deleted record stays cached until a search finds it
  * missing or a sweep does (see `drop` and `sweep`), which costs a search
  * candidates but never a wrong answer: SQL checks visibility and scores the
- * candidates. Any other write
- * of a row (a restore copying old ids, a record undeleted or its expiry
- * lifted by hand) gets its transaction's id from a trigger (schema version
- * 8), so a refresh reads it again.
+ * candidates. Any other write of a row (a restore copying old ids, a record
+ * undeleted or its expiry lifted by hand) gets its transaction's id from a
+ * trigger (schema version 8), so a refresh reads it again.
  *
  * The visibility rule's grants are not kept, so a search marks a superset of
  * the caller's visible records: owned, global, public in the caller's org,
