@@ -399,10 +399,12 @@ describe('resetDatabaseFile', () => {
       [
         '--input-type=module',
         '-e',
+        // The timer holds the store: once collected, DuckDB closes the file and lets go of its lock.
         `import { createDuckDBStore } from '@mnemo/store-duckdb';
-         await createDuckDBStore({ path: process.argv[1] }).init();
+         const store = createDuckDBStore({ path: process.argv[1] });
+         await store.init();
          process.stdout.write('ready\\n');
-         setInterval(() => {}, 1000);`,
+         setInterval(() => store, 1000);`,
         db,
       ],
       { cwd: demoDir, stdio: ['ignore', 'pipe', 'inherit'] },

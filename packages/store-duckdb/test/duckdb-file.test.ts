@@ -275,10 +275,11 @@ describe('DuckDB file store', () => {
       [
         '--input-type=module',
         '-e',
+        // The timer holds the instance: once collected, DuckDB closes the file and lets go of its lock.
         `import { DuckDBInstance } from '@duckdb/node-api';
-         await DuckDBInstance.create(process.argv[1]);
+         const instance = await DuckDBInstance.create(process.argv[1]);
          process.stdout.write('ready\\n');
-         setInterval(() => {}, 1000);`,
+         setInterval(() => instance, 1000);`,
         path,
       ],
       { cwd: packageDir, stdio: ['ignore', 'pipe', 'inherit'] },
