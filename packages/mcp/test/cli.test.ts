@@ -240,19 +240,57 @@ describe('the mnemo CLI (the built binary)', () => {
       ]);
       expect(result.stderr).toMatch(/\nRun 'mnemo [a-z ]+ --help' for usage\.\n$/);
     }
-    // The engine's own validation: bad input too.
-    const blank = mnemo(['remember', '   ', '--agent', 'a'], { cwd });
-    expect([blank.code, blank.stderr]).toEqual([
-      2,
-      'mnemo: INVALID_INPUT: content: must not be blank\n',
-    ]);
-    const reserved = mnemo(['remember', 'x', '--agent', 'a', '--tag', '__experience_plan__'], {
-      cwd,
-    });
-    expect([reserved.code, reserved.stderr]).toEqual([
-      2,
-      'mnemo: INVALID_INPUT: tags: tag "__experience_plan__" is reserved\n',
-    ]);
+    // The engine's own validation: bad input too, named by the argument that carried it (and
+    // by the engine's field when that says which of them: a repeated flag, a nested value).
+    const long = 'x'.repeat(257);
+    const refused: [string[], string][] = [
+      [['remember', '   ', '--agent', 'a'], '<content>: must not be blank'],
+      [
+        ['remember', 'x', '--agent', 'a', '--tag', '__experience_plan__'],
+        '--tag: tag "__experience_plan__" is reserved',
+      ],
+      [
+        ['remember', 'x', '--agent', 'a', '--tag', 'ok', '--tag', ' '],
+        '--tag (tags[1]): must not be blank',
+      ],
+      [
+        ['remember', 'x', '--agent', 'a', '--expires-at', '2020-01-01'],
+        '--expires-at: must be in the future',
+      ],
+      [
+        ['remember', 'x', '--agent', 'a', '--thread', long],
+        '--thread: must be at most 256 characters',
+      ],
+      [
+        ['remember', 'x', '--agent', 'a', '--source', long],
+        '--source: must be at most 256 characters',
+      ],
+      [
+        ['remember', 'x', '--agent', 'a', '--metadata', '{"a":{"b":"\\u0000"}}'],
+        '--metadata (metadata.a.b): contains a NUL character',
+      ],
+      [['recall', '   ', '--agent', 'a'], '<query>: must not be blank'],
+      [
+        ['recall', 'x', '--agent', 'a', '--tag', ' '],
+        '--tag (filters.tagsAny[0]): must not be blank',
+      ],
+      [
+        ['recall', 'x', '--agent', 'a', '--tag-all', ' '],
+        '--tag-all (filters.tagsAll[0]): must not be blank',
+      ],
+      [
+        ['recall', 'x', '--agent', 'a', '--thread', long],
+        '--thread: must be at most 256 characters',
+      ],
+    ];
+    for (const [args, message] of refused) {
+      const result = mnemo(args, { cwd });
+      expect([args, result.code, result.stderr]).toEqual([
+        args,
+        2,
+        `mnemo: INVALID_INPUT: ${message}\n`,
+      ]);
+    }
     // The ends of a range are inside it.
     const heaviest = mnemo(['remember', 'x', '--agent', 'a', '--importance', '1'], { cwd });
     const widest = mnemo(['recall', 'x', '--agent', 'a', '--limit', '100'], { cwd });

@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
-import { ID_PATTERN } from '@mnemo/core';
+import { ID_PATTERN, MnemoError } from '@mnemo/core';
 import { DEFAULT_STORE, parseStoreSpec, type StoreSpec } from './store-spec.js';
 import { UsageError } from './usage-error.js';
 
@@ -130,5 +130,35 @@ export function parseChoice<T extends string>(
 export function checkId(command: string, flag: string, value: string | undefined): void {
   if (value !== undefined && !ID_PATTERN.test(value)) {
     throw new UsageError(`${command}: --${flag} must be 1-256 characters of A-Z a-z 0-9 . _ -`);
+  }
+}
+
+/**
+ * Runs an engine call, naming the argument behind a field in its `INVALID_INPUT`:
+ * `expiresAt: must be in the future` becomes `--expires-at: must be in the future`. A
+ * field inside the argument's value keeps its path, which says which of repeated flags
+ * or where in a JSON value: `--tag (tags[1]): must not be blank`. `flags` maps an
+ * engine field to its argument.
+ */
+export async function namingArguments<T>(
+  flags: Readonly<Record<string, string>>,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!MnemoError.hasCode(error, 'INVALID_INPUT')) throw error;
+    const field = error.details.field;
+    if (typeof field !== 'string' || !error.message.startsWith(`${field}: `)) throw error;
+    const name = Object.keys(flags).find(
+      (key) => field === key || field.startsWith(`${key}.`) || field.startsWith(`${key}[`),
+    );
+    if (name === undefined) throw error;
+    const flag = flags[name] as string;
+    throw new MnemoError(
+      'INVALID_INPUT',
+      `${field === name ? flag : `${flag} (${field})`}${error.message.slice(field.length)}`,
+      { details: { ...error.details, argument: flag }, cause: error },
+    );
   }
 }

@@ -11,6 +11,7 @@ import { renderRecall } from '../../render.js';
 import {
   COMMON_OPTIONS,
   checkId,
+  namingArguments,
   onePositional,
   parseChoice,
   parseDate,
@@ -38,6 +39,21 @@ export const RECALL_OPTIONS = {
   thread: { type: 'string' },
   explain: { type: 'boolean' },
 } as const;
+
+/** The argument behind each field of `recall`'s input, for its errors. */
+const RECALL_ARGUMENTS = {
+  query: '<query>',
+  limit: '--limit',
+  strategy: '--strategy',
+  'filters.memoryTypes': '--type',
+  'filters.scopes': '--scope',
+  'filters.tagsAny': '--tag',
+  'filters.tagsAll': '--tag-all',
+  'filters.minImportance': '--min-importance',
+  'filters.createdAfter': '--after',
+  'filters.createdBefore': '--before',
+  'filters.threadId': '--thread',
+};
 
 /** `mnemo recall <query> --agent <id>`: the memories that agent can see, best first. */
 export async function recall(argv: readonly string[], io: CliIo): Promise<number> {
@@ -88,7 +104,9 @@ export async function recall(argv: readonly string[], io: CliIo): Promise<number
     ...ifDefined('explain', values.explain),
   };
   const result = await withEngine(spec, { existing: true, embedder }, (engine) =>
-    engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).recall(input),
+    namingArguments(RECALL_ARGUMENTS, () =>
+      engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).recall(input),
+    ),
   );
   if (values.json === true) {
     await write(io.stdout, json(renderRecall(result)));

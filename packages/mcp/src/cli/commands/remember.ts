@@ -4,6 +4,7 @@ import { ifDefined } from '../../if-defined.js';
 import {
   COMMON_OPTIONS,
   checkId,
+  namingArguments,
   onePositional,
   parseChoice,
   parseDate,
@@ -29,6 +30,19 @@ export const REMEMBER_OPTIONS = {
   source: { type: 'string' },
   'expires-at': { type: 'string' },
 } as const;
+
+/** The argument behind each field of `remember`'s input, for its errors. */
+const REMEMBER_ARGUMENTS = {
+  content: '<content>',
+  memoryType: '--type',
+  scope: '--scope',
+  importance: '--importance',
+  tags: '--tag',
+  metadata: '--metadata',
+  threadId: '--thread',
+  sourceType: '--source',
+  expiresAt: '--expires-at',
+};
 
 /** `mnemo remember <content> --agent <id>`: stores one memory as that agent. */
 export async function remember(argv: readonly string[], io: CliIo): Promise<number> {
@@ -58,7 +72,11 @@ export async function remember(argv: readonly string[], io: CliIo): Promise<numb
     ...ifDefined('expiresAt', parseDate('expires-at', values['expires-at'])),
   };
   const result = await withEngine(spec, { embedder }, (engine) =>
-    engine.as(agent, values.org === undefined ? undefined : { orgId: values.org }).remember(input),
+    namingArguments(REMEMBER_ARGUMENTS, () =>
+      engine
+        .as(agent, values.org === undefined ? undefined : { orgId: values.org })
+        .remember(input),
+    ),
   );
   await write(
     io.stdout,
