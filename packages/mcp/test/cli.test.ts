@@ -501,6 +501,12 @@ describe('the mnemo CLI (the built binary)', () => {
     );
     writeFileSync(join(cwd, 'junk.json'), '{"heads": 3}');
     expect(mnemo(['audit', 'verify', '--known-heads', 'junk.json'], { cwd }).code).toBe(2);
+    writeFileSync(join(cwd, 'zero.json'), JSON.stringify([{ ...forged[0], seq: 0 }]));
+    const zero = mnemo(['audit', 'verify', '--known-heads', 'zero.json'], { cwd });
+    expect([zero.code, zero.stderr]).toEqual([
+      2,
+      'mnemo: INVALID_INPUT: --known-heads (knownHeads[0]): must be { chain: string, seq: integer ≥ 1, hash: string }\n',
+    ]);
     // A file that cannot be read is not said to be bad JSON.
     writeFileSync(join(cwd, 'bad.json'), '[{');
     for (const [path, problem] of [

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { AuditHead, AuditVerification, RecordVerification } from '@mnemo/core';
 import { renderHead, renderProblem } from '../../render.js';
-import { COMMON_OPTIONS, noPositionals, storeOf, usageErrors } from '../args.js';
+import { COMMON_OPTIONS, namingArguments, noPositionals, storeOf, usageErrors } from '../args.js';
 import { type CliIo, json, table, write } from '../output.js';
 import { withEngine } from '../store-spec.js';
 import { UsageError } from '../usage-error.js';
@@ -34,7 +34,9 @@ export async function auditVerify(argv: readonly string[], io: CliIo): Promise<n
   const knownHeads =
     values['known-heads'] === undefined ? undefined : await readHeads(values['known-heads']);
   const [result, records] = await withEngine(spec, { existing: true }, async (engine) => [
-    await engine.verifyAudit(knownHeads === undefined ? {} : { knownHeads }),
+    await namingArguments({ knownHeads: '--known-heads' }, () =>
+      engine.verifyAudit(knownHeads === undefined ? {} : { knownHeads }),
+    ),
     values.records === true ? await engine.verifyRecords() : null,
   ]);
   await write(
