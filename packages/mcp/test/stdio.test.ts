@@ -79,6 +79,34 @@ describe('mnemo serve over stdio (the built binary, spawned)', () => {
     expect(exported.stdout.trimEnd().split('\n')).toHaveLength(3);
   });
 
+  it('answers a line that is not JSON-RPC with a parse error, as over HTTP, and goes on', () => {
+    const store = `duckdb:${join(tempDir(), 'garbled.duckdb')}`;
+    const lines = [
+      JSON.stringify(INITIALIZE_REQUEST),
+      '{"jsonrpc": "2.0", "id": 2, "method": "tools/list"',
+      JSON.stringify({ jsonrpc: '1.0', id: 3, method: 'tools/list' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }),
+    ];
+    const served = mnemo(['serve', '--agent', 'a', '--store', store], {
+      input: `${lines.join('\n')}\n`,
+    });
+    expect(served.code).toBe(0);
+    const answered = served.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number | null; error?: unknown; result?: object });
+    // A parse error is answered at once, a request once it ran: sorted by id, null last.
+    const byId = answered
+      .map(({ id, error, result }) => [id, error ?? Object.keys(result ?? {})] as const)
+      .sort(([a], [b]) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY) || 0);
+    expect(byId).toEqual([
+      [1, ['protocolVersion', 'capabilities', 'serverInfo', 'instructions']],
+      [4, ['tools']],
+      [null, { code: -32700, message: 'Parse error: Invalid JSON' }],
+      [null, { code: -32700, message: 'Parse error: Invalid JSON-RPC message' }],
+    ]);
+  });
+
   it('serves the agent fixed by --agent, and leaves the store usable when the client closes', async () => {
     const db = join(tempDir(), 'memory.duckdb');
     const store = `duckdb:${db}`;
