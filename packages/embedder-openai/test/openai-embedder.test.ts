@@ -254,13 +254,17 @@ describe('createOpenAIEmbedder against a local /v1/embeddings server', () => {
     const elapsed = performance.now() - started;
     expect(error.code).toBe('EMBEDDER_FAILED');
     expect(error.message).toBe(`embeddings request to ${url()} timed out after 100 ms`);
+    // Far below anything else that could end it; not tight, as a loaded machine is slow.
     expect(elapsed).toBeGreaterThanOrEqual(90);
-    expect(elapsed).toBeLessThan(1000);
+    expect(elapsed).toBeLessThan(5000);
   });
 
   it('retries a timeout like a network error', async () => {
     server.replies.push(() => {});
-    expect(await embedder({ timeoutMs: 100, maxRetries: 1 }).embed(['x'])).toEqual([expected('x')]);
+    // The retry has the same timeout: long enough for a loaded machine to answer it.
+    expect(await embedder({ timeoutMs: 1000, maxRetries: 1 }).embed(['x'])).toEqual([
+      expected('x'),
+    ]);
     expect(server.requests).toHaveLength(2);
     expect(waits).toEqual([500]);
   });
