@@ -332,10 +332,15 @@ describe('the Streamable HTTP transport', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
+    let entered: () => void = () => undefined;
+    const writing = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
     const store: MemoryStore = Object.create(inner);
     store.init = () => inner.init();
     store.close = () => inner.close();
     store.transaction = async (fn) => {
+      entered();
       await gate;
       return inner.transaction(fn);
     };
@@ -344,7 +349,8 @@ describe('the Streamable HTTP transport', () => {
     onCleanup(() => server.close());
     const client = await connectHttp(server.url, TOKEN_A);
     const answer = call(client, 'mnemo.remember', { content: 'written while closing' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The server is answering the request once its write has begun.
+    await writing;
     const closed = server.close();
     open();
     const result = await answer;
