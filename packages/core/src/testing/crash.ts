@@ -165,7 +165,10 @@ export interface CrashRoundsOptions {
   writer(tag: string): Omit<CrashRoundOptions, 'killAfterMs'>;
   /** An engine on the store the writers write to, and how to close it. */
   open(): Promise<{ engine: Engine; close(): Promise<void> }>;
-  /** Kill times are drawn from [minKillMs, maxKillMs) (default 150 to 1,500 ms after the first acknowledged write). */
+  /**
+   * Kill times are drawn from [minKillMs, maxKillMs) (default 150 to 1,500 ms
+   * after the first acknowledged write).
+   */
   minKillMs?: number;
   maxKillMs?: number;
   /** Seeds the kill times (default: the current time); reported so a failure can be replayed. */
