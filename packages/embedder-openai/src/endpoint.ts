@@ -8,8 +8,9 @@ export interface Endpoint {
 
 /**
  * The embeddings URL of a base URL given with or without `/v1`, or as the
- * whole `/v1/embeddings` (and trailing slashes). Undefined when `baseURL` is not an http(s) URL or carries a user
- * or password (which `fetch` refuses; the key goes in `apiKey`).
+ * whole `/v1/embeddings` (and trailing slashes). Undefined when `baseURL` is
+ * not an http(s) URL or carries a user or password (which `fetch` refuses;
+ * the key goes in `apiKey`).
  */
 export function embeddingsEndpoint(baseURL: unknown): Endpoint | undefined {
   if (typeof baseURL !== 'string') return undefined;
